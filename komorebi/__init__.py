@@ -1,0 +1,29 @@
+"""komorebi: program Tenstorrent Blackhole cards from Python; here over a simulated card.
+
+    import komorebi as km
+    program = km.Program("sharing_memory", kernels=HERE / "kernels")
+    program.thread(cluster=1, sources=[HERE / "thread" / "triple.c"],
+                   regions={"numbers": numbers, "tripled": 4096})
+    with km.Session() as session:
+        run = session.load(program)
+        result = run.thread_result(timeout=10.0)
+        run.stop()
+        tripled = run.thread.read("tripled").view(np.uint32)
+"""
+
+from komorebi._errors import CompileError, KomorebiError, NotSimulatedWarning, ThreadFault
+from komorebi._program import Program
+from komorebi._results import ThreadResult
+from komorebi._session import Run, Session, Thread
+
+__all__ = [
+    "CompileError",
+    "KomorebiError",
+    "NotSimulatedWarning",
+    "Program",
+    "Run",
+    "Session",
+    "Thread",
+    "ThreadFault",
+    "ThreadResult",
+]

@@ -1,0 +1,69 @@
+"""The library's errors and warnings.
+
+    Exception
+     └── KomorebiError            the base of the library's own errors
+          ├── CompileError        a thread did not compile: the compiler's own messages
+          └── ThreadFault         a thread crashed: cluster, core, pc, source line, cause
+
+    UserWarning
+     └── NotSimulatedWarning     a Tensix kernel that does something (the simulator runs none)
+
+Bad arguments raise TypeError, ValueError, KeyError or FileNotFoundError, naming the
+parameter and what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class KomorebiError(Exception):
+    """The base of komorebi's own errors."""
+
+
+class CompileError(KomorebiError):
+    """A thread's sources did not compile. `str(error)` is the compiler's own messages,
+    with file:line:column; `command` is the command that ran."""
+
+    def __init__(self, messages: str, *, command: Sequence[str] = ()) -> None:
+        super().__init__(messages)
+        self.messages = messages
+        self.command = list(command)
+
+
+class ThreadFault(KomorebiError):
+    """A thread crashed.
+
+    >>> try:
+    ...     run.thread_result(timeout=10.0)
+    ... except km.ThreadFault as fault:
+    ...     print(fault.file, fault.line, fault.cause)
+    """
+
+    def __init__(
+        self,
+        *,
+        cluster: int,
+        core: int,
+        pc: int,
+        cause: str,
+        file: str | None,
+        line: int | None,
+        backtrace: Sequence[str] = (),
+    ) -> None:
+        self.cluster = cluster
+        self.core = core
+        self.pc = pc
+        self.cause = cause
+        self.file = file
+        self.line = line
+        self.backtrace = list(backtrace)
+        where = f"{file}:{line}" if file else "no source line"
+        text = f"thread on cluster {cluster}, core {core}, crashed at {where} (pc {pc:#x}): {cause}"
+        if len(self.backtrace) > 1:
+            text += "\n  backtrace:\n" + "\n".join(f"    {frame}" for frame in self.backtrace)
+        super().__init__(text)
+
+
+class NotSimulatedWarning(UserWarning):
+    """A Tensix kernel does something, and the simulator runs no Tensix code."""

@@ -1,0 +1,153 @@
+"""A program: its name, its Tensix kernels, and its X280 threads."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from komorebi._errors import NotSimulatedWarning
+from sim.layout import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
+
+KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_EMPTY_KERNEL = re.compile(r"^(?:\s*#[^\n]*\n)*\s*(?:void\s+kernel_main\s*\(\s*(?:void)?\s*\)\s*\{\s*\}\s*)?$")
+
+
+@dataclass(frozen=True)
+class ThreadSpec:
+    """One X280 thread of a program, as `Program.thread` checked it."""
+
+    cluster: int
+    sources: tuple[Path, ...]
+    regions: tuple[tuple[str, np.ndarray | int], ...]  # arrays are private uint8 copies
+    words: tuple[int, ...]
+    cores: int
+
+
+def _path(value: Any, parameter: str) -> Path:
+    if not isinstance(value, (str, PathLike)):
+        raise TypeError(f"{parameter} must be a path (str or pathlib.Path), not {type(value).__name__}")
+    return Path(value)
+
+
+def _int(value: Any, parameter: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{parameter} must be an int, not {type(value).__name__}")
+    return int(value)
+
+
+class Program:
+    """A komorebi program: Tensix kernels and X280 threads.
+
+    >>> program = km.Program("sharing_memory", kernels=HERE / "kernels")
+    >>> program.thread(cluster=1, sources=[HERE / "thread" / "triple.c"],
+    ...                regions={"numbers": numbers, "tripled": 4096})
+    """
+
+    def __init__(self, name: str, *, kernels: str | PathLike) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty str, not {name!r}")
+        folder = _path(kernels, "kernels")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"kernels: the folder {str(folder)!r} does not exist")
+        self.name = name
+        self.kernels = folder
+        self.threads: dict[int, ThreadSpec] = {}
+        for kernel in sorted(folder.iterdir()):
+            if kernel.suffix in KERNEL_SUFFIXES and not _is_empty_kernel(kernel):
+                warnings.warn(
+                    f"kernel {kernel.name} is not simulated: the simulator runs no Tensix code",
+                    NotSimulatedWarning,
+                    stacklevel=2,
+                )
+
+    def thread(
+        self,
+        *,
+        cluster: int,
+        sources: Sequence[str | PathLike],
+        regions: Mapping[str, np.ndarray | int] | None = None,
+        words: Sequence[int] = (),
+        cores: int = 1,
+    ) -> None:
+        """Add an X280 thread on CLUSTER (0..3) built from SOURCES (C and assembly files).
+
+        REGIONS maps a name to a byte count (a zeroed region) or a numpy array (its bytes,
+        copied now: the caller's array is never changed); region IDs follow the mapping's
+        order. WORDS are the argument words (at most 64, each 0 <= w < 2**32). CORES is how
+        many of the cluster's cores run kmx_main.
+        """
+        cluster = _int(cluster, "cluster")
+        if not 0 <= cluster < CLUSTERS:
+            raise ValueError(f"cluster must be 0 to {CLUSTERS - 1}, not {cluster}")
+        if cluster in self.threads:
+            raise ValueError(f"cluster {cluster} already has a thread in program {self.name!r}; one thread per cluster")
+        cores = _int(cores, "cores")
+        if not 1 <= cores <= CORES_PER_CLUSTER:
+            raise ValueError(f"cores must be 1 to {CORES_PER_CLUSTER}, not {cores}")
+        if cores > 1:
+            raise NotImplementedError(
+                f"cores={cores}: this version of the simulator runs one core per thread; "
+                "several cores a thread are not built yet"
+            )
+        if isinstance(sources, (str, PathLike)) or not isinstance(sources, Sequence):
+            raise TypeError("sources must be a list of paths to C or assembly files")
+        if not sources:
+            raise ValueError("sources must name at least one C or assembly file")
+        checked_sources = []
+        for i, source in enumerate(sources):
+            path = _path(source, f"sources[{i}]")
+            if not path.is_file():
+                raise FileNotFoundError(f"sources[{i}]: the file {str(path)!r} does not exist")
+            checked_sources.append(path.resolve())
+        regions = {} if regions is None else regions
+        if not isinstance(regions, Mapping):
+            raise TypeError(f"regions must be a dict of name to size or numpy array, not {type(regions).__name__}")
+        if len(regions) > MAX_REGIONS:
+            raise ValueError(f"regions: {len(regions)} regions; a thread has at most {MAX_REGIONS}")
+        checked_regions = []
+        for name, content in regions.items():
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"regions: a region name must be a non-empty str, not {name!r}")
+            checked_regions.append((name, _region_content(name, content)))
+        if isinstance(words, (str, bytes)) or not isinstance(words, (Sequence, np.ndarray)):
+            raise TypeError(f"words must be a sequence of ints, not {type(words).__name__}")
+        if len(words) > MAX_WORDS:
+            raise ValueError(f"words: {len(words)} words; a thread takes at most {MAX_WORDS}")
+        checked_words = []
+        for i, word in enumerate(words):
+            word = _int(word, f"words[{i}]")
+            if not 0 <= word < 2**32:
+                raise ValueError(f"words[{i}] must be 0 <= w < 2**32, not {word}")
+            checked_words.append(word)
+        self.threads[cluster] = ThreadSpec(
+            cluster, tuple(checked_sources), tuple(checked_regions), tuple(checked_words), cores
+        )
+
+
+def _region_content(name: str, content: Any) -> np.ndarray | int:
+    if isinstance(content, np.ndarray):
+        if content.size == 0 or content.nbytes == 0:
+            raise ValueError(f"regions[{name!r}]: the array is empty; a region has at least 1 byte")
+        if content.dtype.hasobject:
+            raise TypeError(f"regions[{name!r}]: an array of Python objects has no bytes to share")
+        # A private copy of the bytes, in C order: the caller's array is never touched.
+        return np.frombuffer(np.ascontiguousarray(content).tobytes(), dtype=np.uint8)
+    if isinstance(content, (int, np.integer)) and not isinstance(content, bool):
+        if content <= 0:
+            raise ValueError(f"regions[{name!r}] must be a byte count > 0, not {content}")
+        return int(content)
+    raise TypeError(
+        f"regions[{name!r}] must be a byte count (int) or a numpy array, not {type(content).__name__}"
+    )
+
+
+def _is_empty_kernel(path: Path) -> bool:
+    text = _COMMENTS.sub("", path.read_text(errors="replace"))
+    return bool(_EMPTY_KERNEL.match(text))

@@ -1,0 +1,194 @@
+"""Sessions and runs: loading a program onto the (simulated) card and talking to it."""
+
+from __future__ import annotations
+
+import numbers as _numbers
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from komorebi._build import build_thread
+from komorebi._errors import ThreadFault
+from komorebi._program import Program
+from komorebi._results import ThreadResult
+from sim.card import Card
+from sim.cluster import Cluster
+from sim.faults import CoreFault
+from sim.loader import load_image
+
+COHERENCE_MODES = ("card", "strict")
+
+
+def _thread_fault(fault: CoreFault) -> ThreadFault:
+    return ThreadFault(
+        cluster=fault.cluster,
+        core=fault.core,
+        pc=fault.pc,
+        cause=fault.cause,
+        file=fault.source.file if fault.source else None,
+        line=fault.source.line if fault.source else None,
+        backtrace=[str(frame) for frame in fault.backtrace],
+    )
+
+
+class Thread:
+    """A thread of a run, on one cluster: its results, its printed text, its regions."""
+
+    def __init__(self, run: "Run", cluster: Cluster) -> None:
+        self._run = run
+        self._cluster = cluster
+        self.cluster = cluster.number
+        self.cores = len(cluster.cores)
+        self.fault: ThreadFault | None = None
+        self._ended = False
+
+    @property
+    def output(self) -> str:
+        """Everything the thread printed with kmx_print, without the prefixes."""
+        return "".join(self._cluster.output)
+
+    @property
+    def region_names(self) -> list[str]:
+        return [region.name for region in self._cluster.regions]
+
+    def result(self, timeout: float | None = None) -> ThreadResult:
+        """The thread's next result; see Run.thread_result."""
+        if self.fault is not None:
+            raise self.fault
+        if self._ended:
+            raise RuntimeError(
+                f"the thread on cluster {self.cluster} has ended and its final result was "
+                "already returned"
+            )
+        item = self._cluster.outbox.take(timeout)
+        if item is None:
+            raise TimeoutError(
+                f"the thread on cluster {self.cluster} handed no result in {timeout} s"
+            )
+        if item.fault is not None:
+            self.fault = _thread_fault(item.fault)
+            raise self.fault
+        self._ended = item.final
+        return ThreadResult(item.words, item.final, item.code, item.codes)
+
+    def read(self, name: str) -> np.ndarray:
+        """Region NAME as DRAM holds it after the run: a new uint8 array.
+
+        >>> run.stop()
+        >>> tripled = run.thread.read("tripled").view(np.uint32)
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a region name (str), not {type(name).__name__}")
+        if not self._run.stopped:
+            raise RuntimeError("regions are read after run.stop()")
+        for region in self._cluster.regions:
+            if region.name == name:
+                return region.dram_bytes().copy()
+        raise KeyError(
+            f"no region {name!r} on cluster {self.cluster}; its regions are {self.region_names}"
+        )
+
+
+class Run:
+    """A loaded program: its threads run at once. Stop it with `run.stop()`."""
+
+    def __init__(self, card: Card) -> None:
+        self._card = card
+        self.threads = {number: Thread(self, cluster) for number, cluster in card.clusters.items()}
+        self.stopped = False
+
+    @property
+    def thread(self) -> Thread:
+        """The thread, when the program has exactly one."""
+        if len(self.threads) != 1:
+            raise ValueError(
+                f"the program has threads on clusters {sorted(self.threads)}; use "
+                "run.threads[cluster]"
+            )
+        return next(iter(self.threads.values()))
+
+    def thread_result(self, timeout: float | None = None, cluster: int | None = None) -> ThreadResult:
+        """The next result of the thread (on CLUSTER, when there are several), waiting at
+        most TIMEOUT wall-clock seconds (None: for ever). Raises TimeoutError when none
+        comes, km.ThreadFault when the thread crashed."""
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, _numbers.Real):
+                raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+            if timeout < 0:
+                raise ValueError(f"timeout must be >= 0 seconds, not {timeout}")
+        if cluster is None:
+            return self.thread.result(timeout)
+        if cluster not in self.threads:
+            raise KeyError(f"no thread on cluster {cluster!r}; the threads are on {sorted(self.threads)}")
+        return self.threads[cluster].result(timeout)
+
+    def stop(self) -> None:
+        """Halt whatever still runs and hand the regions back. Idempotent."""
+        if not self.stopped:
+            self._card.stop()
+            self.stopped = True
+
+    @property
+    def findings(self) -> list:
+        raise NotImplementedError(
+            "run.findings: the coherence checker is not built yet in this version of the simulator"
+        )
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class Session:
+    """A connection to a card; here, the simulated one.
+
+    >>> with km.Session() as session:
+    ...     run = session.load(program)
+    """
+
+    def __init__(self, coherence: str = "card") -> None:
+        if not isinstance(coherence, str):
+            raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
+        if coherence not in COHERENCE_MODES:
+            raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
+        if coherence == "strict":
+            raise NotImplementedError(
+                "coherence='strict' is not built yet in this version of the simulator; "
+                "use the default, coherence='card'"
+            )
+        self.coherence = coherence
+        self.closed = False
+        self._runs: list[Run] = []
+
+    def load(self, program: Program) -> Run:
+        """Compile the program's threads (cached), place their regions, and start them."""
+        if self.closed:
+            raise ValueError("load: the session is closed; open a new km.Session()")
+        if not isinstance(program, Program):
+            raise TypeError(f"program must be a km.Program, not {type(program).__name__}")
+        if not program.threads:
+            raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
+        images = {c: load_image(build_thread(spec.sources)) for c, spec in program.threads.items()}
+        card = Card()
+        for number, spec in sorted(program.threads.items()):
+            card.place_thread(number, images[number], spec.regions, spec.words, spec.cores)
+        card.start()
+        run = Run(card)
+        self._runs = [r for r in self._runs if not r.stopped] + [run]
+        return run
+
+    def close(self) -> None:
+        """Stop every run still going. Idempotent."""
+        for run in self._runs:
+            run.stop()
+        self._runs = []
+        self.closed = True
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

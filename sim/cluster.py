@@ -1,0 +1,276 @@
+"""One X280 cluster running one thread: its cores, its cache, its address space.
+
+The cluster lays out its share of the DRAM bank (sim.layout): the image, a stack per core
+with a guard page below it, and the regions, each in its own page-aligned span. A region
+ends where its span ends (rounded to a line), so that a walk past its end leaves the span
+at once and faults.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+
+from sim.cache import CachedRegion, ClusterCache
+from sim.core import BLOCKED, EXITED, READY, Core
+from sim.debuginfo import LineTable, SourceLine
+from sim.dram import Bank
+from sim.faults import CoreFault, Frame
+from sim.layout import (
+    GUARD_BYTES,
+    LINE,
+    PAGE,
+    REGION_ALIGN,
+    REGION_STAGGER,
+    RESULT_WORDS,
+    STACK_BYTES,
+    Share,
+    align_up,
+    human_bytes,
+)
+from sim.loader import ThreadImage
+from sim.memory import AddressSpace, MemoryAccessError, Span
+from sim.outbox import Handed, Outbox
+from sim.traps import TrapTable
+
+BACKTRACE_DEPTH = 8
+
+
+class PlacementError(ValueError):
+    """The thread's image, stacks and regions do not fit in the cluster's share."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region as placed: its span, and where its bytes start inside it."""
+
+    name: str
+    id: int
+    span: Span
+    offset: int
+    size: int
+
+    @property
+    def address(self) -> int:
+        return self.span.base + self.offset
+
+    @property
+    def cache(self) -> CachedRegion:
+        assert self.span.region is not None
+        return self.span.region
+
+    def dram_bytes(self) -> np.ndarray:
+        """The region's bytes as DRAM holds them (a view)."""
+        return self.cache.dram[self.offset : self.offset + self.size]
+
+
+class Cluster:
+    def __init__(
+        self,
+        number: int,
+        share: Share,
+        bank: Bank,
+        image: ThreadImage,
+        regions: Sequence[tuple[str, np.ndarray | int]],
+        words: Sequence[int],
+        cores: int,
+        outbox: Outbox,
+    ) -> None:
+        self.number = number
+        self.share = share
+        self.bank = bank
+        self.image = image
+        self.words = list(words)
+        self.result_words = np.zeros(RESULT_WORDS, dtype=np.uint32)
+        self.outbox = outbox
+        self.output: list[str] = []
+        self._pending_text = {core: "" for core in range(cores)}
+        self._barrier_generation = 0
+        self._barrier_arrivals = 0
+        self.memory = AddressSpace()
+        self.cache = ClusterCache()
+        self.traps = TrapTable(self)
+
+        image_span = self.memory.add(Span.allocate("the thread's image", "image", share.base, image.size))
+        image.place(image_span.array, share.base)
+        self.image_base = share.base
+        cursor = image.size + GUARD_BYTES
+        stacks = []
+        for core in range(cores):
+            stacks.append(self.memory.add(Span.allocate(f"core {core}'s stack", "stack", share.base + cursor, STACK_BYTES)))
+            cursor += STACK_BYTES + GUARD_BYTES
+        self.stacks = stacks
+        self.regions: list[Region] = []
+        for index, (name, content) in enumerate(regions):
+            size = content if isinstance(content, int) else content.size
+            cursor = align_up(cursor, REGION_ALIGN) + (index % 16) * REGION_STAGGER
+            span_size = align_up(size, PAGE)
+            if cursor + span_size > share.size:
+                free = max(share.size - cursor, 0)
+                raise PlacementError(
+                    f"region {name!r} is {human_bytes(size)}, but cluster {number}'s share of "
+                    f"DRAM bank {share.bank} is {human_bytes(share.size)} and only "
+                    f"{human_bytes(free)} of it is left after the image, the stacks and the "
+                    "regions before it"
+                )
+            dram = bank.storage(share.offset + cursor, span_size)
+            span = self.memory.add(Span.allocate(name, "region", share.base + cursor, span_size))
+            offset = span_size - align_up(size, LINE)
+            if not isinstance(content, int):
+                dram[offset : offset + size] = content
+            span.region = self.cache.add_region(span.array, dram)
+            self.regions.append(Region(name, index, span, offset, size))
+            cursor += span_size + GUARD_BYTES
+        self.cores = [
+            Core(self, n, share.base + image.entry, share.base + image.halt, stacks[n].end)
+            for n in range(cores)
+        ]
+        self.ended = False
+
+    # -- the thread's calls ----------------------------------------------------------------
+
+    def invalidate(self, region_id: int, core: Core) -> None:
+        self.regions[region_id].cache.invalidate()
+        self._forget_translations()
+
+    def flush(self, region_id: int, core: Core) -> None:
+        self.regions[region_id].cache.flush()
+        self._forget_translations()
+
+    def _forget_translations(self) -> None:
+        for core in self.cores:
+            core.flush_tlb()
+
+    def submit(self, core: Core) -> None:
+        words = self.result_words.copy()
+        if not self.outbox.offer_submission(words):
+            core.state = BLOCKED
+            core.waiting = lambda: self.outbox.offer_submission(words)
+            core.stop_here()
+
+    def barrier(self, core: Core) -> None:
+        self._barrier_arrivals += 1
+        if self._barrier_arrivals == len(self.cores):
+            self._barrier_arrivals = 0
+            self._barrier_generation += 1
+            return
+        generation = self._barrier_generation
+        core.state = BLOCKED
+        core.waiting = lambda: self._barrier_generation != generation
+        core.stop_here()
+
+    def print(self, core: Core, text: str) -> None:
+        text = self._pending_text[core.number] + text
+        *lines, rest = text.split("\n")
+        self._pending_text[core.number] = rest
+        for line in lines:
+            self._emit(core.number, line)
+
+    def _emit(self, core: int, line: str) -> None:
+        self.output.append(line + "\n")
+        sys.stdout.write(f"[cluster {self.number}, core {core}] {line}\n")
+        sys.stdout.flush()
+
+    def core_exited(self, core: Core, code: int) -> None:
+        core.code = code
+        core.state = EXITED
+        core.stop_here()
+
+    # -- the thread's end -------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """All cores returned: hand the regions back, then hand Python the final result."""
+        self._end()
+        codes = tuple(core.code or 0 for core in self.cores)
+        code = next((c for c in codes if c != 0), 0)
+        self.outbox.put(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
+
+    def fail(self, fault: CoreFault) -> None:
+        self._end()
+        self.outbox.put(Handed(fault=fault))
+
+    def hand_back(self) -> None:
+        """Write every dirty line back and drop every line (card mode)."""
+        self.cache.hand_back()
+
+    def _end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        for core, rest in self._pending_text.items():
+            if rest:
+                self._emit(core, rest)
+                self._pending_text[core] = ""
+        self.hand_back()
+
+    def release(self) -> None:
+        """Free the engines once nothing will run again; DRAM stays for reading."""
+        for core in self.cores:
+            core.close()
+
+    # -- explaining -------------------------------------------------------------------------
+
+    @cached_property
+    def line_table(self) -> LineTable:
+        return LineTable(self.image.path)
+
+    def source_line(self, pc: int) -> SourceLine | None:
+        offset = pc - self.image_base
+        if 0 <= offset < self.image.size:
+            return self.line_table.lookup(offset)
+        return None
+
+    def frames(self, pc: int, fp: int, ra: int) -> list[Frame]:
+        """pc's frame, then its callers', by the frame-pointer chain (threads are built
+        with -fno-omit-frame-pointer: the caller's ra at fp-8, its fp at fp-16)."""
+        frames = [Frame(pc, self.source_line(pc))]
+        for _ in range(BACKTRACE_DEPTH):
+            try:
+                ra, fp = struct.unpack("<QQ", self.memory.read(fp - 16, 16))[::-1]
+            except MemoryAccessError:
+                break
+            if ra == 0 or self.source_line(ra - 2) is None:
+                break
+            frames.append(Frame(ra - 2, self.source_line(ra - 2)))
+        return frames
+
+    def describe_address(self, address: int) -> str:
+        """Where ADDRESS is, in the user's words."""
+        if address < PAGE:
+            return (
+                "which is a null pointer (kmx_region returns 0 for a region ID the thread "
+                "does not have)"
+            )
+        for stack in self.stacks:
+            if stack.base - GUARD_BYTES <= address < stack.base:
+                return f"the guard page below {stack.name}: a stack overflow"
+        for region in self.regions:
+            start = region.address
+            if region.span.base <= address < start:
+                return f"just before the start of region {region.name!r} (ID {region.id})"
+            if start + region.size <= address < region.span.end + GUARD_BYTES:
+                return (
+                    f"{address - start - region.size} bytes past the end of region "
+                    f"{region.name!r} (ID {region.id}, {region.size} bytes at {start:#x})"
+                )
+        return "which is not in the thread's memory"
+
+    # -- scheduling -------------------------------------------------------------------------
+
+    def runnable(self) -> list[Core]:
+        out = []
+        for core in self.cores:
+            if core.state == BLOCKED and core.waiting is not None and core.waiting():
+                core.state, core.waiting = READY, None
+            if core.state == READY:
+                out.append(core)
+        return out
+
+    @property
+    def all_exited(self) -> bool:
+        return all(core.state == EXITED for core in self.cores)

@@ -1,0 +1,207 @@
+"""One X280 hart: a Unicorn engine running the thread's code.
+
+The engine's own TLB is the fast path: loads and stores to a page it has translated run at
+full speed with no Python. Its virtual-TLB fill hook is the slow path, called once a page
+(and again on the first store to a page first filled for reading): that is where the
+cluster's cache model learns of fills and writes (sim.cache). ecalls (kmx calls) reach the
+trap table (sim.traps) through the interrupt hook; any other exception ends the thread.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Callable
+
+from unicorn import (
+    UC_ARCH_RISCV,
+    UC_MODE_RISCV64,
+    UC_HOOK_INTR,
+    UC_HOOK_TLB_FILL,
+    UC_MEM_FETCH,
+    UC_MEM_WRITE,
+    UC_PROT_ALL,
+    UC_PROT_EXEC,
+    UC_PROT_READ,
+    UC_PROT_WRITE,
+    UC_TLB_VIRTUAL,
+    Uc,
+    UcError,
+)
+from unicorn import unicorn_const as ucc
+from unicorn.riscv_const import (
+    UC_RISCV_REG_A0,
+    UC_RISCV_REG_A1,
+    UC_RISCV_REG_A2,
+    UC_RISCV_REG_A7,
+    UC_RISCV_REG_MSTATUS,
+    UC_RISCV_REG_PC,
+    UC_RISCV_REG_RA,
+    UC_RISCV_REG_S0,
+    UC_RISCV_REG_SP,
+)
+
+from sim.faults import CoreFault
+from sim.layout import PAGE
+
+if TYPE_CHECKING:
+    from sim.cluster import Cluster
+
+MSTATUS_FS = 0x6000  # floating point on (ENGINE_NOTES: it starts off)
+ECALL = 8
+
+EXCEPTIONS = {
+    0: "a jump to a misaligned address",
+    1: "an instruction fetch from memory the thread may not run",
+    2: "an illegal instruction",
+    3: "a breakpoint (ebreak)",
+    4: "a misaligned load",
+    5: "a load the memory refused",
+    6: "a misaligned store",
+    7: "a store the memory refused",
+    12: "an instruction fetch from an unmapped address",
+    13: "a load from an unmapped address",
+    15: "a store to an unmapped address",
+}
+ILLEGAL_HELP = (
+    "The simulator runs RV64GC (I, M, A, F, D, C, Zicsr, Zifencei); vector (V) and "
+    "bit-manipulation (Zba, Zbb) instructions are not simulated. Compile for rv64gc "
+    "(-mcpu=baseline_rv64, the default here)."
+)
+
+READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
+
+
+class Core:
+    """Hart NUMBER of CLUSTER: enters ENTRY with its stack at STACK_TOP and runs until
+    HALT, where the start code goes once kmx_main has returned."""
+
+    def __init__(
+        self, cluster: "Cluster", number: int, entry: int, halt: int, stack_top: int
+    ) -> None:
+        self.cluster = cluster
+        self.number = number
+        self.state = READY
+        self.code: int | None = None
+        self.waiting: Callable[[], bool] | None = None  # a kmx call still to complete
+        self._bad_access: tuple[int, int] | None = None
+        self._memory = cluster.memory
+        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
+        uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        for span in self._memory.spans:
+            uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
+        uc.hook_add(UC_HOOK_TLB_FILL, self._tlb_fill)
+        uc.hook_add(UC_HOOK_INTR, self._exception)
+        uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
+        uc.reg_write(UC_RISCV_REG_SP, stack_top)
+        uc.reg_write(UC_RISCV_REG_A0, number)
+        self.uc = uc
+        self.pc = entry
+        # emu_start's `until` must be a mapped address: Unicorn looks its page up
+        # (unicorn issue 2376). The start code's halt loop, right after the exit call.
+        self._halt = halt
+
+    # -- running --------------------------------------------------------------------------
+
+    def run(self, count: int = 0) -> None:
+        """Run until the core exits, blocks, is interrupted or has run COUNT instructions
+        (0: no limit). A fault raises CoreFault."""
+        try:
+            self.uc.emu_start(self.pc, self._halt, count=count)
+        except CoreFault:
+            self.state = FAULTED
+            raise
+        except UcError as error:
+            self.state = FAULTED
+            raise self._fault_from(error) from None
+        self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+
+    def interrupt(self) -> None:
+        """Stop the engine (from any thread)."""
+        self.uc.emu_stop()
+
+    def flush_tlb(self) -> None:
+        """Forget every translation, so that each page comes through the fill hook again."""
+        self.uc.ctl(ucc.UC_CTL_TLB_FLUSH, ucc.UC_CTL_IO_WRITE)
+
+    def close(self) -> None:
+        self.uc = None  # the engine and its code cache go with the last reference
+
+    # -- what the trap layer uses ---------------------------------------------------------
+
+    def call_arguments(self) -> tuple[int, int, int, int]:
+        """The kmx call number (a7) and its arguments (a0, a1, a2)."""
+        return self.uc.reg_read_batch(
+            [UC_RISCV_REG_A7, UC_RISCV_REG_A0, UC_RISCV_REG_A1, UC_RISCV_REG_A2]
+        )
+
+    def current_pc(self) -> int:
+        return self.uc.reg_read(UC_RISCV_REG_PC)
+
+    def set_return(self, value: int) -> None:
+        self.uc.reg_write(UC_RISCV_REG_A0, value & 0xFFFF_FFFF_FFFF_FFFF)
+
+    def stop_here(self) -> None:
+        """End the current emu_start after the instruction that trapped."""
+        self.uc.emu_stop()
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def _tlb_fill(self, uc, address: int, access: int, entry, _data) -> bool:
+        span = self._memory.find(address)
+        if span is None:
+            self._bad_access = (address, access)
+            return False
+        entry.paddr = address & ~(PAGE - 1)
+        if span.region is not None:
+            if access == UC_MEM_FETCH:
+                self._bad_access = (address, access)
+                return False
+            page = (address - span.base) // PAGE
+            writable = span.region.access(page, access == UC_MEM_WRITE)
+            entry.perms = UC_PROT_READ | UC_PROT_WRITE if writable else UC_PROT_READ
+        elif span.kind == "stack":
+            entry.perms = UC_PROT_READ | UC_PROT_WRITE
+        else:
+            entry.perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC
+        return True
+
+    def _exception(self, uc, number: int, _data) -> None:
+        if number == ECALL:
+            self.cluster.traps.dispatch(self)
+            return
+        pc = uc.reg_read(UC_RISCV_REG_PC)
+        cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
+        if number == 2:
+            cause = f"{cause} ({self._instruction_at(pc)}). {ILLEGAL_HELP}"
+        raise self.fault(pc, cause)
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def _instruction_at(self, pc: int) -> str:
+        try:
+            low = struct.unpack("<H", self._memory.read(pc, 2))[0]
+            if low & 3 != 3:
+                return f"instruction {low:#06x}"
+            return f"instruction {struct.unpack('<I', self._memory.read(pc, 4))[0]:#010x}"
+        except Exception:
+            return "instruction not readable"
+
+    def _fault_from(self, error: UcError) -> CoreFault:
+        pc = self.uc.reg_read(UC_RISCV_REG_PC)
+        if self._bad_access is not None:
+            address, access = self._bad_access
+            what = {UC_MEM_FETCH: "an instruction fetch from", UC_MEM_WRITE: "a store to"}.get(
+                access, "a load from"
+            )
+            cause = f"{what} {address:#x}, {self.cluster.describe_address(address)}"
+            if access == UC_MEM_FETCH:
+                pc = address
+        else:
+            cause = f"the engine stopped: {error}"
+        return self.fault(pc, cause)
+
+    def fault(self, pc: int, cause: str) -> CoreFault:
+        """A CoreFault at PC, with its source line and a backtrace through frame pointers."""
+        frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0), self.uc.reg_read(UC_RISCV_REG_RA))
+        source = frames[0].source if frames else None
+        return CoreFault(self.cluster.number, self.number, pc, cause, source, frames)

@@ -1,0 +1,39 @@
+"""How the machine reports a thread that went wrong.
+
+Whatever stops a core (an access outside the thread's memory, an illegal instruction, a
+kmx call with bad arguments) becomes one CoreFault, caught in one place per core
+(sim.core.Core.run). komorebi turns it into the user's km.ThreadFault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim.debuginfo import SourceLine
+
+
+@dataclass(frozen=True)
+class Frame:
+    pc: int
+    source: SourceLine | None
+
+    def __str__(self) -> str:
+        return f"{self.source or '(no source line)'} (pc {self.pc:#x})"
+
+
+class CallError(Exception):
+    """A kmx call that cannot be carried out: the trap layer names the call and line."""
+
+
+@dataclass
+class CoreFault(Exception):
+    cluster: int
+    core: int
+    pc: int
+    cause: str
+    source: SourceLine | None = None
+    backtrace: list[Frame] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        where = f" at {self.source}" if self.source else ""
+        return f"cluster {self.cluster} core {self.core}{where} (pc {self.pc:#x}): {self.cause}"

@@ -1,0 +1,75 @@
+"""Where things are: the card's address map as a thread sees it (SPEC section 4).
+
+Each cluster sees its DRAM bank at the cached alias 0x4000_3000_0000. Clusters 0 and 1
+have banks D5 and D6 to themselves; clusters 2 and 3 share D7, cluster 3's half starting
+2 GiB in. Inside its share a cluster holds, in order: the thread's image, one stack per
+core (each with an unmapped guard page below it), then the regions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KiB = 1 << 10
+MiB = 1 << 20
+GiB = 1 << 30
+
+PAGE = 4 * KiB
+LINE = 64
+
+CACHED_ALIAS = 0x4000_3000_0000
+UNCACHED_ALIAS = 0x0000_3000_0000
+
+BANK_BYTES = 4 * GiB
+STACK_BYTES = 1 * MiB
+GUARD_BYTES = PAGE
+
+CLUSTERS = 4
+CORES_PER_CLUSTER = 4
+MAX_REGIONS = 16
+MAX_WORDS = 64
+RESULT_WORDS = 48
+MAX_WAITING_SUBMISSIONS = 16
+
+# QEMU's TLB is indexed by virtual page number; two regions that a loop walks together
+# thrash it when their addresses are equal modulo its span (ENGINE_NOTES). Each region
+# starts on a 1 MiB boundary plus a different multiple of 64 KiB, so that no two of the 16
+# share low page-number bits.
+REGION_ALIGN = 1 * MiB
+REGION_STAGGER = 64 * KiB
+
+
+@dataclass(frozen=True)
+class Share:
+    """A cluster's part of its DRAM bank."""
+
+    bank: str
+    offset: int  # from the bank's start
+    size: int
+
+    @property
+    def base(self) -> int:
+        """The share's first byte at the cached alias."""
+        return CACHED_ALIAS + self.offset
+
+
+SHARES = {
+    0: Share("D5", 0, 4 * GiB),
+    1: Share("D6", 0, 4 * GiB),
+    2: Share("D7", 0, 2 * GiB),
+    3: Share("D7", 2 * GiB, 2 * GiB),
+}
+
+
+def align_up(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+def human_bytes(n: int) -> str:
+    """4096 -> '4 KiB', 3 * 2**30 -> '3 GiB', 1000 -> '1000 bytes'."""
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    if n >= MiB:
+        return f"{n / MiB:.1f} MiB ({n} bytes)"
+    return f"{n} bytes"

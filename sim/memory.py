@@ -1,0 +1,129 @@
+"""A cluster's address space: the spans a thread may touch, and Python's way into them.
+
+A span is a page-aligned piece of the cluster's share that is backed by host memory: the
+thread's image, a core's stack, or a region. Everything else (the guard page below each
+stack, the gaps between regions, the rest of the bank) is not mapped, and an access there
+is a fault. The engines map each span at its address; the ecall layer reads and writes the
+thread's memory through `AddressSpace.read` and `write`, which go through the cache model
+for regions, exactly as the core's own loads and stores do.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import mmap
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.cache import CachedRegion
+from sim.layout import PAGE
+
+
+class MemoryAccessError(Exception):
+    """An access outside every span; the trap layer turns it into a ThreadFault."""
+
+    def __init__(self, address: int, size: int, why: str) -> None:
+        super().__init__(f"{size} bytes at {address:#x}: {why}")
+        self.address = address
+        self.size = size
+        self.why = why
+
+
+def host_buffer(size: int) -> tuple[mmap.mmap, np.ndarray, int]:
+    """Zeroed, page-aligned host memory: the mmap, a uint8 view of it, its address."""
+    buffer = mmap.mmap(-1, size)
+    array = np.frombuffer(buffer, dtype=np.uint8)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    return buffer, array, address
+
+
+@dataclass(eq=False)
+class Span:
+    """One mapped piece of the address space."""
+
+    name: str  # "image", "stack of core 0", or the region's name
+    kind: str  # "image", "stack" or "region"
+    base: int
+    size: int  # a multiple of PAGE
+    array: np.ndarray = field(repr=False)
+    host_address: int = field(repr=False)
+    region: CachedRegion | None = field(default=None, repr=False)
+    buffer: mmap.mmap | None = field(default=None, repr=False)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    @classmethod
+    def allocate(cls, name: str, kind: str, base: int, size: int) -> "Span":
+        if base % PAGE or size % PAGE or size <= 0:
+            raise ValueError(f"span {name}: {base:#x}+{size:#x} is not whole pages")
+        buffer, array, address = host_buffer(size)
+        return cls(name, kind, base, size, array, address, buffer=buffer)
+
+
+class AddressSpace:
+    """The spans of one cluster, sorted by address."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self._bases: list[int] = []
+
+    def add(self, span: Span) -> Span:
+        i = bisect.bisect_right(self._bases, span.base)
+        if (i > 0 and self.spans[i - 1].end > span.base) or (
+            i < len(self.spans) and span.end > self.spans[i].base
+        ):
+            raise ValueError(f"span {span.name} at {span.base:#x} overlaps another")
+        self.spans.insert(i, span)
+        self._bases.insert(i, span.base)
+        return span
+
+    def find(self, address: int) -> Span | None:
+        i = bisect.bisect_right(self._bases, address) - 1
+        if i >= 0 and address < self.spans[i].end:
+            return self.spans[i]
+        return None
+
+    def _span_for(self, address: int, size: int) -> Span:
+        span = self.find(address)
+        if span is None:
+            raise MemoryAccessError(address, size, "not in the thread's memory")
+        if address + size > span.end:
+            raise MemoryAccessError(address, size, f"runs past the end of {span.name}")
+        return span
+
+    def _through_cache(self, span: Span, offset: int, size: int, write: bool) -> None:
+        if span.region is not None:
+            for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
+                span.region.access(page, write)
+
+    def read(self, address: int, size: int) -> bytes:
+        """SIZE bytes as a core would load them."""
+        span = self._span_for(address, size)
+        offset = address - span.base
+        self._through_cache(span, offset, size, write=False)
+        return span.array[offset : offset + size].tobytes()
+
+    def write(self, address: int, data: bytes) -> None:
+        """Store DATA as a core would."""
+        span = self._span_for(address, len(data))
+        offset = address - span.base
+        self._through_cache(span, offset, len(data), write=True)
+        span.array[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+
+    def read_string(self, address: int, limit: int = 4096) -> str:
+        """A NUL-terminated string (at most LIMIT bytes), decoded as UTF-8."""
+        out = bytearray()
+        while len(out) < limit:
+            span = self._span_for(address, 1)
+            chunk = self.read(address, min(span.end - address, PAGE - address % PAGE))
+            end = chunk.find(b"\0")
+            if end >= 0:
+                out += chunk[:end]
+                return out.decode("utf-8", errors="replace")
+            out += chunk
+            address += len(chunk)
+        raise MemoryAccessError(address, limit, f"no end to the string in {limit} bytes")

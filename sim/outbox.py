@@ -1,0 +1,62 @@
+"""What a thread hands to Python: submitted results, then its final result or its fault.
+
+Filled by the machine's thread, emptied by Python's. At most 16 submissions wait; a core
+whose submit finds 16 waiting stalls until Python takes one (SPEC section 3).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.faults import CoreFault
+from sim.layout import MAX_WAITING_SUBMISSIONS
+
+
+@dataclass(frozen=True)
+class Handed:
+    """One item: a result (submitted or final) or a fault."""
+
+    words: np.ndarray | None = None
+    final: bool = False
+    code: int | None = None
+    codes: tuple[int, ...] = ()
+    fault: CoreFault | None = None
+
+
+class Outbox:
+    def __init__(self, on_take: threading.Condition) -> None:
+        self._items: deque[Handed] = deque()
+        self._submissions = 0
+        self._ready = threading.Condition()
+        self._on_take = on_take  # the machine waits on it while a core is stalled
+
+    def offer_submission(self, words: np.ndarray) -> bool:
+        """Queue a submitted result; False (and nothing queued) when 16 already wait."""
+        with self._ready:
+            if self._submissions >= MAX_WAITING_SUBMISSIONS:
+                return False
+            self._submissions += 1
+            self._items.append(Handed(words=words))
+            self._ready.notify_all()
+            return True
+
+    def put(self, item: Handed) -> None:
+        with self._ready:
+            self._items.append(item)
+            self._ready.notify_all()
+
+    def take(self, timeout: float | None) -> Handed | None:
+        """The next item, or None when nothing came within TIMEOUT seconds."""
+        with self._ready:
+            if not self._ready.wait_for(lambda: self._items, timeout):
+                return None
+            item = self._items.popleft()
+            if item.words is not None and not item.final:
+                self._submissions -= 1
+        with self._on_take:
+            self._on_take.notify_all()
+        return item

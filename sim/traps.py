@@ -1,0 +1,153 @@
+"""The trap table: from an ecall's number (a7) to the kmx call it stands for.
+
+The numbers are kmx_runtime/kmx.h's KMX_CALL_* (tests/test_traps.py checks that the two
+agree). Each handler gets the core and the call's arguments a0..a2 and returns the value
+for a0, or None to leave a0 as it is. A handler that finds bad arguments raises CallError;
+the table turns it into a fault at the ecall, naming the call.
+"""
+
+from __future__ import annotations
+
+import struct
+from enum import IntEnum
+from typing import TYPE_CHECKING, Callable
+
+from sim.faults import CallError
+from sim.layout import RESULT_WORDS
+from sim.memory import MemoryAccessError
+from sim.printf import FormatError, format_print
+
+if TYPE_CHECKING:
+    from sim.cluster import Cluster
+    from sim.core import Core
+
+MAX_PRINT_ARGUMENTS = 16
+
+
+class Call(IntEnum):
+    EXIT = 1
+    REGION = 2
+    INVALIDATE = 3
+    FLUSH = 4
+    RESULT = 5
+    WORD = 6
+    WORD_COUNT = 7
+    SUBMIT = 8
+    PRINT = 9
+    CYCLES = 10
+    CLUSTER = 11
+    BARRIER = 12
+
+    @property
+    def c_name(self) -> str:
+        return "kmx_" + self.name.lower()
+
+
+def _signed32(value: int) -> int:
+    value &= 0xFFFF_FFFF
+    return value - (1 << 32) if value >> 31 else value
+
+
+class TrapTable:
+    """The kmx calls of one cluster's thread."""
+
+    def __init__(self, cluster: "Cluster") -> None:
+        self.cluster = cluster
+        self._handlers: dict[int, Callable[..., int | None]] = {
+            Call.EXIT: self.exit,
+            Call.REGION: self.region,
+            Call.INVALIDATE: self.invalidate,
+            Call.FLUSH: self.flush,
+            Call.RESULT: self.result,
+            Call.WORD: self.word,
+            Call.WORD_COUNT: self.word_count,
+            Call.SUBMIT: self.submit,
+            Call.PRINT: self.print,
+            Call.CYCLES: self.cycles,
+            Call.CLUSTER: self.cluster_number,
+            Call.BARRIER: self.barrier,
+        }
+
+    def dispatch(self, core: "Core") -> None:
+        number, a0, a1, a2 = core.call_arguments()
+        handler = self._handlers.get(number)
+        if handler is None:
+            raise core.fault(
+                core.current_pc() - 4,
+                f"an ecall with {number} in a7, which is no kmx call (kmx.h numbers them 1 to {max(Call)})",
+            )
+        try:
+            value = handler(core, a0, a1, a2)
+        except (CallError, MemoryAccessError, FormatError) as error:
+            raise core.fault(core.current_pc() - 4, f"{Call(number).c_name}: {error}") from None
+        if value is not None:
+            core.set_return(value)
+
+    # -- the calls --------------------------------------------------------------------------
+
+    def exit(self, core: "Core", code: int, _a1: int, _a2: int) -> None:
+        self.cluster.core_exited(core, _signed32(code))
+
+    def _region_id(self, region_id: int) -> int:
+        count = len(self.cluster.regions)
+        if region_id >= count:
+            have = f"IDs 0 to {count - 1}" if count else "no regions"
+            raise CallError(f"region ID {region_id} does not exist; the thread has {have}")
+        return region_id
+
+    def region(self, core: "Core", region_id: int, bytes_pointer: int, _a2: int) -> int:
+        known = region_id < len(self.cluster.regions)
+        region = self.cluster.regions[region_id] if known else None
+        if bytes_pointer:
+            size = region.size if region else 0
+            self.cluster.memory.write(bytes_pointer, struct.pack("<Q", size))
+        return region.address if region else 0
+
+    def invalidate(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:
+        self.cluster.invalidate(self._region_id(region_id), core)
+
+    def flush(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:
+        self.cluster.flush(self._region_id(region_id), core)
+
+    def result(self, core: "Core", index: int, words: int, count: int) -> None:
+        if index >= RESULT_WORDS or count > RESULT_WORDS - index:
+            raise CallError(
+                f"words {index} to {index + count - 1} do not fit: there are {RESULT_WORDS} "
+                f"result words, 0 to {RESULT_WORDS - 1}"
+            )
+        if count:
+            data = self.cluster.memory.read(words, 4 * count)
+            self.cluster.result_words[index : index + count] = struct.unpack(f"<{count}I", data)
+
+    def word(self, core: "Core", index: int, _a1: int, _a2: int) -> int:
+        words = self.cluster.words
+        if index >= len(words):
+            have = f"words 0 to {len(words) - 1}" if words else "no argument words"
+            raise CallError(f"argument word {index} does not exist; the thread has {have}")
+        return words[index]
+
+    def word_count(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
+        return len(self.cluster.words)
+
+    def submit(self, core: "Core", _a0: int, _a1: int, _a2: int) -> None:
+        self.cluster.submit(core)
+
+    def print(self, core: "Core", fmt: int, slots: int, count: int) -> None:
+        if count > MAX_PRINT_ARGUMENTS:
+            raise CallError(f"{count} arguments; kmx_print takes at most {MAX_PRINT_ARGUMENTS}")
+        memory = self.cluster.memory
+        values = struct.unpack(f"<{count}Q", memory.read(slots, 8 * count)) if count else ()
+        text = format_print(memory.read_string(fmt), values, memory.read_string)
+        self.cluster.print(core, text)
+
+    def cycles(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
+        raise CallError(
+            "kmx_cycles is not built yet in this version of the simulator (it comes with the "
+            "cycle model of several cores)"
+        )
+
+    def cluster_number(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
+        return self.cluster.number
+
+    def barrier(self, core: "Core", _a0: int, _a1: int, _a2: int) -> None:
+        self.cluster.barrier(core)
