@@ -34,6 +34,10 @@
 extern "C" {
 #endif
 
+/* The kmx calls are real functions (not inlined), so that a fault inside one has a frame
+ * of its own and the simulator can name the caller's source line. */
+#define KMX_API static __attribute__((noinline, unused))
+
 /* One system call. The "memory" clobber makes the compiler finish every store before the
  * call and reload after it: the simulator reads and writes the thread's memory here. */
 static inline uint64_t kmx__call(uint64_t number, uint64_t arg0, uint64_t arg1,
@@ -52,40 +56,40 @@ int kmx_main(int core);
 
 /* Region ID (0 for the first name in Python's `regions`, 1 for the second, ...) as memory;
  * its size in bytes goes to *bytes (when bytes is not null). 0 for an unknown ID. */
-static inline void* kmx_region(uint64_t id, uint64_t* bytes) {
+KMX_API void* kmx_region(uint64_t id, uint64_t* bytes) {
     return (void*)kmx__call(KMX_CALL_REGION, id, (uint64_t)bytes, 0);
 }
 
 /* Drop the cluster's cached copy of region ID, so that the next read sees DRAM. Lines the
  * thread wrote and did not flush are dropped too: those writes are lost. */
-static inline void kmx_invalidate(uint64_t id) {
+KMX_API void kmx_invalidate(uint64_t id) {
     kmx__call(KMX_CALL_INVALIDATE, id, 0, 0);
 }
 
 /* Write the lines of region ID that the thread wrote back to DRAM; they stay cached. */
-static inline void kmx_flush(uint64_t id) { kmx__call(KMX_CALL_FLUSH, id, 0, 0); }
+KMX_API void kmx_flush(uint64_t id) { kmx__call(KMX_CALL_FLUSH, id, 0, 0); }
 
 /* Set result words index .. index+count-1 (of 48) from words[0..count-1]. */
-static inline void kmx_result(uint64_t index, const uint32_t* words, uint64_t count) {
+KMX_API void kmx_result(uint64_t index, const uint32_t* words, uint64_t count) {
     kmx__call(KMX_CALL_RESULT, index, (uint64_t)words, count);
 }
 
 /* Argument word INDEX (of the `words` Python gave the thread) and how many there are. */
-static inline uint32_t kmx_word(uint64_t index) {
+KMX_API uint32_t kmx_word(uint64_t index) {
     return (uint32_t)kmx__call(KMX_CALL_WORD, index, 0, 0);
 }
-static inline uint64_t kmx_word_count(void) {
+KMX_API uint64_t kmx_word_count(void) {
     return kmx__call(KMX_CALL_WORD_COUNT, 0, 0, 0);
 }
 
 /* Hand the current 48 result words to Python now; the thread goes on. */
-static inline void kmx_submit(void) { kmx__call(KMX_CALL_SUBMIT, 0, 0, 0); }
+KMX_API void kmx_submit(void) { kmx__call(KMX_CALL_SUBMIT, 0, 0, 0); }
 
 /* This core's cycle count, the cluster's number (0..3), and a meeting of all the
  * thread's cores. */
-static inline uint64_t kmx_cycles(void) { return kmx__call(KMX_CALL_CYCLES, 0, 0, 0); }
-static inline int kmx_cluster(void) { return (int)kmx__call(KMX_CALL_CLUSTER, 0, 0, 0); }
-static inline void kmx_barrier(void) { kmx__call(KMX_CALL_BARRIER, 0, 0, 0); }
+KMX_API uint64_t kmx_cycles(void) { return kmx__call(KMX_CALL_CYCLES, 0, 0, 0); }
+KMX_API int kmx_cluster(void) { return (int)kmx__call(KMX_CALL_CLUSTER, 0, 0, 0); }
+KMX_API void kmx_barrier(void) { kmx__call(KMX_CALL_BARRIER, 0, 0, 0); }
 
 /* printf for a thread: %d %i %u %x %X %p %s %c %%, the l/ll/z lengths, width and zero
  * padding; at most 16 arguments. Python prints the text prefixed by cluster and core. */

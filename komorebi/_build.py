@@ -36,11 +36,11 @@ FLAGS = [
     "-ffreestanding",
     "-fPIE",
     "-fno-omit-frame-pointer",
+    "-fno-optimize-sibling-calls",  # every caller keeps its frame: whole backtraces
     "-fno-asynchronous-unwind-tables",
     "-fno-unwind-tables",
     "-fno-sanitize=all",
-    "-ffunction-sections",
-    "-Wl,--gc-sections",
+    "-Wl,--no-gc-sections",  # a removed function keeps DWARF rows at address 0
     "-Wl,--no-dynamic-linker",
     "-Wl,-z,norelro",
 ]

@@ -12,9 +12,12 @@ import struct
 import sys
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+import kmx_runtime
 
 from sim.cache import CachedRegion, ClusterCache
 from sim.core import BLOCKED, EXITED, READY, Core
@@ -39,6 +42,7 @@ from sim.outbox import Handed, Outbox
 from sim.traps import TrapTable
 
 BACKTRACE_DEPTH = 8
+RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 
 
 class PlacementError(ValueError):
@@ -225,7 +229,11 @@ class Cluster:
             return self.line_table.lookup(offset)
         return None
 
-    def frames(self, pc: int, fp: int, ra: int) -> list[Frame]:
+    @staticmethod
+    def in_runtime(source: SourceLine) -> bool:
+        return Path(source.file).parent == RUNTIME
+
+    def frames(self, pc: int, fp: int) -> list[Frame]:
         """pc's frame, then its callers', by the frame-pointer chain (threads are built
         with -fno-omit-frame-pointer: the caller's ra at fp-8, its fp at fp-16)."""
         frames = [Frame(pc, self.source_line(pc))]

@@ -38,8 +38,10 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_RA,
     UC_RISCV_REG_S0,
     UC_RISCV_REG_SP,
+    UC_RISCV_REG_X0,
 )
 
+from sim import decode
 from sim.faults import CoreFault
 from sim.layout import PAGE
 
@@ -169,13 +171,30 @@ class Core:
         if number == ECALL:
             self.cluster.traps.dispatch(self)
             return
-        pc = uc.reg_read(UC_RISCV_REG_PC)
+        pc = self._trapping_pc(uc.reg_read(UC_RISCV_REG_PC))
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
         if number == 2:
             cause = f"{cause} ({self._instruction_at(pc)}). {ILLEGAL_HELP}"
         raise self.fault(pc, cause)
 
     # -- faults -----------------------------------------------------------------------------
+
+    def _trapping_pc(self, pc: int) -> int:
+        """The engine reports an exception with pc already past the instruction (unicorn
+        issue 1990). Step back over it: a 32-bit instruction at pc-4 if its low bits say
+        so, else a compressed one at pc-2."""
+        try:
+            if decode.length(struct.unpack("<H", self._memory.read(pc - 4, 2))[0]) == 4:
+                return pc - 4
+        except Exception:
+            pass
+        return pc - 2
+
+    def _instruction(self, pc: int) -> int:
+        low = struct.unpack("<H", self._memory.read(pc, 2))[0]
+        if decode.length(low) == 2:
+            return low
+        return struct.unpack("<I", self._memory.read(pc, 4))[0]
 
     def _instruction_at(self, pc: int) -> str:
         try:
@@ -190,6 +209,14 @@ class Core:
         pc = self.uc.reg_read(UC_RISCV_REG_PC)
         if self._bad_access is not None:
             address, access = self._bad_access
+            try:  # the hook saw only the page; the instruction tells the byte
+                exact = decode.effective_address(
+                    self._instruction(pc), lambda n: self.uc.reg_read(UC_RISCV_REG_X0 + n)
+                )
+                if exact is not None and exact & ~(PAGE - 1) == address:
+                    address = exact
+            except Exception:
+                pass
             what = {UC_MEM_FETCH: "an instruction fetch from", UC_MEM_WRITE: "a store to"}.get(
                 access, "a load from"
             )
@@ -202,6 +229,11 @@ class Core:
 
     def fault(self, pc: int, cause: str) -> CoreFault:
         """A CoreFault at PC, with its source line and a backtrace through frame pointers."""
-        frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0), self.uc.reg_read(UC_RISCV_REG_RA))
-        source = frames[0].source if frames else None
+        frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0))
+        # Name the user's line: the first frame outside the runtime (a kmx call's
+        # wrapper in kmx.h is a frame of its own).
+        source = next(
+            (f.source for f in frames if f.source and not self.cluster.in_runtime(f.source)),
+            frames[0].source,
+        )
         return CoreFault(self.cluster.number, self.number, pc, cause, source, frames)

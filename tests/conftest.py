@@ -1,0 +1,20 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _build_cache(tmp_path_factory):
+    """One build cache for the whole run, apart from the user's."""
+    os.environ["KMX_CACHE_DIR"] = str(tmp_path_factory.mktemp("kmx-cache"))
+    yield
+
+
+@pytest.fixture
+def kernels(tmp_path) -> Path:
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    return folder

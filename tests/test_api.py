@@ -1,0 +1,99 @@
+"""The public surface, and arguments checked where they enter."""
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.conftest import ROOT
+
+TRIPLE = ROOT / "tutorial" / "35_sharing_memory" / "thread" / "triple.c"
+
+
+def test_all_is_sorted_and_exported():
+    assert km.__all__ == sorted(km.__all__)
+    assert all(hasattr(km, name) for name in km.__all__)
+    public = {name for name in dir(km) if not name.startswith("_")}
+    assert public - set(km.__all__) <= {"annotations"}
+
+
+def test_error_tree():
+    assert issubclass(km.CompileError, km.KomorebiError)
+    assert issubclass(km.ThreadFault, km.KomorebiError)
+
+
+def test_program_checks_its_arguments(tmp_path):
+    with pytest.raises(FileNotFoundError, match="kernels"):
+        km.Program("p", kernels=tmp_path / "missing")
+    with pytest.raises(TypeError, match="kernels"):
+        km.Program("p", kernels=3)
+    with pytest.raises(TypeError, match="name"):
+        km.Program("", kernels=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(cluster=4), ValueError, "cluster must be 0 to 3"),
+        (dict(cluster="1"), TypeError, "cluster must be an int"),
+        (dict(cores=0), ValueError, "cores must be 1 to 4"),
+        (dict(sources=[]), ValueError, "sources"),
+        (dict(sources="triple.c"), TypeError, "sources"),
+        (dict(sources=["/no/such/file.c"]), FileNotFoundError, r"sources\[0\]"),
+        (dict(regions={1: 64}), TypeError, "region name"),
+        (dict(regions={"r": 0}), ValueError, "byte count > 0"),
+        (dict(regions={"r": np.zeros(0)}), ValueError, "empty"),
+        (dict(regions={"r": "abc"}), TypeError, "byte count"),
+        (dict(regions=[("r", 4)]), TypeError, "regions must be a dict"),
+    ],
+)
+def test_thread_checks_its_arguments(tmp_path, kwargs, error, words):
+    program = km.Program("p", kernels=tmp_path)
+    arguments = dict(cluster=1, sources=[TRIPLE], regions={"r": 64})
+    arguments.update(kwargs)
+    with pytest.raises(error, match=words):
+        program.thread(**arguments)
+
+
+def test_one_thread_per_cluster(tmp_path):
+    program = km.Program("p", kernels=tmp_path)
+    program.thread(cluster=1, sources=[TRIPLE])
+    with pytest.raises(ValueError, match="cluster 1 already has a thread"):
+        program.thread(cluster=1, sources=[TRIPLE])
+
+
+def test_session_checks_coherence():
+    with pytest.raises(ValueError, match="'card' or 'strict'"):
+        km.Session(coherence="loose")
+    with pytest.raises(NotImplementedError, match="not built yet"):
+        km.Session(coherence="strict")
+
+
+def test_load_needs_a_program_with_a_thread(tmp_path):
+    with km.Session() as session:
+        with pytest.raises(TypeError, match="km.Program"):
+            session.load("program")
+        with pytest.raises(ValueError, match="no thread"):
+            session.load(km.Program("p", kernels=tmp_path))
+
+
+def test_a_kernel_that_does_something_is_named(tmp_path):
+    (tmp_path / "empty.cpp").write_text("// nothing\nvoid kernel_main() {}\n")
+    (tmp_path / "busy.cpp").write_text("void kernel_main() { int x = 1; (void)x; }\n")
+    with pytest.warns(km.NotSimulatedWarning, match="busy.cpp is not simulated") as record:
+        km.Program("p", kernels=tmp_path)
+    assert len(record) == 1
+
+
+def test_read_checks_its_name(tmp_path):
+    program = km.Program("p", kernels=tmp_path)
+    program.thread(cluster=1, sources=[TRIPLE], regions={"numbers": 64, "tripled": 64})
+    with km.Session() as session:
+        run = session.load(program)
+        run.thread_result(timeout=30)
+        run.stop()
+        with pytest.raises(KeyError, match=r"\['numbers', 'tripled'\]"):
+            run.thread.read("other")
+        with pytest.raises(TypeError, match="region name"):
+            run.thread.read(0)
+        with pytest.raises(TypeError, match="timeout"):
+            run.thread_result(timeout="1")

@@ -1,0 +1,103 @@
+"""The compiler driver: the build cache, compile errors, optimisation levels, KMX_CC."""
+
+import os
+import stat
+import sys
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from komorebi import _build
+from tests.threads import program_for, run_to_end
+
+TRIPLE = "copy.c"
+
+
+def test_a_second_load_does_not_run_the_compiler(tmp_path, monkeypatch):
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    program = program_for(TRIPLE, tmp_path, regions={"a": np.arange(10, dtype=np.uint8), "b": 10})
+    before = _build.compiler_runs
+    run_to_end(program)
+    assert _build.compiler_runs == before + 1
+    result, run = run_to_end(program)
+    assert _build.compiler_runs == before + 1
+    assert result.code == 0 and run.thread.read("b").tolist() == list(range(10))
+
+
+def test_a_changed_header_is_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "value.h").write_text("#define VALUE 5\n")
+    source = '#include "kmx.h"\n#include "value.h"\nint kmx_main(int core) { return VALUE; }\n'
+    program = program_for(source, tmp_path)
+    assert run_to_end(program)[0].code == 5
+    (tmp_path / "value.h").write_text("#define VALUE 6\n")
+    assert run_to_end(program)[0].code == 6
+
+
+def test_a_compile_error_carries_the_compilers_message(tmp_path):
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    return undefined_name;\n}\n'
+    with pytest.raises(km.CompileError) as caught:
+        run_to_end(program_for(source, tmp_path))
+    message = str(caught.value)
+    assert "thread.c:3:12: error" in message and "undefined_name" in message
+    assert isinstance(caught.value, km.KomorebiError)
+
+
+def test_a_missing_kmx_main_is_a_compile_error(tmp_path):
+    with pytest.raises(km.CompileError, match="kmx_main"):
+        run_to_end(program_for('#include "kmx.h"\nint main(void) { return 0; }\n', tmp_path))
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O1", "-O2", "-O3", "-Os"])
+def test_every_optimisation_level_runs_the_lesson_kernel(tmp_path, monkeypatch, level):
+    monkeypatch.setenv("KMX_CFLAGS", level)
+    data = np.arange(3000, dtype=np.uint32)
+    result, run = run_to_end(program_for(TRIPLE, tmp_path, regions={"a": data, "b": data.nbytes}))
+    assert result.code == 0
+    assert (run.thread.read("b").view(np.uint32) == data).all()
+
+
+def test_c_that_needs_the_runtime_compiles_and_runs(tmp_path, monkeypatch):
+    """Struct copies, memset, 128-bit division and doubles: memcpy/memset and compiler-rt."""
+    monkeypatch.setenv("KMX_CFLAGS", "-O0")
+    source = """
+#include "kmx.h"
+struct big { uint32_t v[40]; };
+static struct big make(uint32_t k) { struct big b; for (int i = 0; i < 40; i++) b.v[i] = k * i; return b; }
+int kmx_main(int core) {
+    struct big a = make(3), c;
+    c = a;
+    uint8_t zero[100];
+    __builtin_memset(zero, 0, sizeof zero);
+    __int128 q = ((__int128)1 << 100) / 3;
+    double d = 2.5 * (double)c.v[39];
+    uint32_t out[3] = {c.v[39], (uint32_t)(q >> 64), (uint32_t)d + zero[50]};
+    kmx_result(0, out, 3);
+    return 0;
+}
+"""
+    result, _ = run_to_end(program_for(source, tmp_path))
+    assert result.words[:3].tolist() == [117, (((1 << 100) // 3) >> 64) & 0xFFFF_FFFF, 292]
+
+
+def test_kmx_cc_names_the_compiler(tmp_path, monkeypatch):
+    log = tmp_path / "calls.log"
+    wrapper = tmp_path / "mycc"
+    wrapper.write_text(
+        f"#!/bin/sh\necho called >> {log}\nexec {sys.executable} -m ziglang cc "
+        '-target riscv64-freestanding-none -mcpu=baseline_rv64 "$@"\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("KMX_CC", str(wrapper))
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    result, _ = run_to_end(program_for('#include "kmx.h"\nint kmx_main(int c) { return 11; }\n', tmp_path))
+    assert result.code == 11
+    assert log.read_text() == "called\n"
+
+
+def test_a_missing_compiler_is_a_compile_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("KMX_CC", "no-such-compiler-here")
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(km.CompileError, match="no-such-compiler-here"):
+        run_to_end(program_for('#include "kmx.h"\nint kmx_main(int c) { return 0; }\n', tmp_path))

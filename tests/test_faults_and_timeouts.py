@@ -1,0 +1,120 @@
+"""A thread that never ends, a thread that crashes: clear errors, and the session goes on."""
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.threads import program_for, run_to_end
+
+
+def test_a_thread_that_never_ends_times_out_and_stops(tmp_path):
+    with km.Session() as session:
+        run = session.load(program_for("forever.c", tmp_path, regions={"r": 64}))
+        with pytest.raises(TimeoutError, match="cluster 1 handed no result in 0.3 s"):
+            run.thread_result(timeout=0.3)
+        run.stop()
+        run.stop()  # idempotent
+        assert run.thread.read("r").tolist() == [0] * 64
+        # the same session runs the next program
+        data = np.arange(100, dtype=np.uint8)
+        run2 = session.load(program_for("copy.c", tmp_path, regions={"a": data, "b": 100}))
+        assert run2.thread_result(timeout=30).code == 0
+        run2.stop()
+        assert (run2.thread.read("b") == data).all()
+
+
+def test_closing_the_session_stops_a_running_thread(tmp_path):
+    with km.Session() as session:
+        run = session.load(program_for("forever.c", tmp_path))
+    assert run.stopped and session.closed
+    with pytest.raises(ValueError, match="session is closed"):
+        session.load(program_for("forever.c", tmp_path))
+
+
+NULL = """
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* p = (uint32_t*)kmx_region(5, &bytes);
+    p[1] = 3;
+    return 0;
+}
+"""
+
+
+def test_using_the_null_pointer_of_an_unknown_region_is_a_thread_fault(tmp_path):
+    with km.Session() as session:
+        run = session.load(program_for(NULL, tmp_path, regions={"r": 64}))
+        with pytest.raises(km.ThreadFault) as caught:
+            run.thread_result(timeout=10)
+        fault = caught.value
+        assert (fault.cluster, fault.core) == (1, 0)
+        assert fault.file.endswith("thread.c") and fault.line == 6
+        assert "a store to 0x4" in fault.cause and "null pointer" in fault.cause
+        assert "thread.c:6" in str(fault)
+        with pytest.raises(km.ThreadFault):  # asking again gives the same fault
+            run.thread_result(timeout=10)
+        run.stop()
+        assert run.thread.read("r").size == 64
+        result, _ = run_to_end(program_for("copy.c", tmp_path, regions={"a": np.ones(8, np.uint8), "b": 8}))
+        assert result.code == 0
+
+
+def test_writing_past_a_regions_end_is_a_thread_fault_naming_it(tmp_path):
+    source = """
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint8_t* p = (uint8_t*)kmx_region(0, &bytes);
+    for (uint64_t i = 0; i < bytes + 4096; i++) p[i] = 1;
+    return 0;
+}
+"""
+    with pytest.raises(km.ThreadFault, match=r"past the end of region 'buffer'") as caught:
+        run_to_end(program_for(source, tmp_path, regions={"buffer": 4096}))
+    assert caught.value.line == 6
+
+
+def test_a_stack_overflow_hits_the_guard_page(tmp_path):
+    source = """
+#include "kmx.h"
+static int deep(volatile int n) {
+    volatile char pad[4000];
+    pad[0] = (char)n;
+    return n == 0 ? pad[0] : deep(n - 1) + pad[0];
+}
+int kmx_main(int core) { return deep(100000); }
+"""
+    with pytest.raises(km.ThreadFault, match="stack overflow") as caught:
+        run_to_end(program_for(source, tmp_path))
+    assert len(caught.value.backtrace) > 1
+
+
+def test_an_illegal_instruction_says_what_the_simulator_runs(tmp_path):
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    __asm__ volatile(".word 0x0000000b");\n    return 0;\n}\n'
+    with pytest.raises(km.ThreadFault, match="illegal instruction.*RV64GC") as caught:
+        run_to_end(program_for(source, tmp_path))
+    assert caught.value.line == 3
+
+
+def test_an_unknown_call_number_is_a_fault(tmp_path):
+    source = (
+        '#include "kmx.h"\nint kmx_main(int core) {\n'
+        '    __asm__ volatile("li a7, 99\\n ecall" ::: "a0", "a7", "memory");\n'
+        "    return 0;\n}\n"
+    )
+    with pytest.raises(km.ThreadFault, match="99 in a7, which is no kmx call") as caught:
+        run_to_end(program_for(source, tmp_path))
+    assert caught.value.line == 3
+
+
+def test_a_result_pointer_outside_the_threads_memory_is_a_fault(tmp_path):
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    kmx_result(0, (const uint32_t*)0x1000, 1);\n    return 0;\n}\n'
+    with pytest.raises(km.ThreadFault, match="kmx_result: 4 bytes at 0x1000: not in the thread's memory"):
+        run_to_end(program_for(source, tmp_path))
+
+
+def test_flush_of_a_region_id_out_of_range_is_a_fault(tmp_path):
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    kmx_flush(2);\n    return 0;\n}\n'
+    with pytest.raises(km.ThreadFault, match=r"kmx_flush: region ID 2 does not exist; the thread has IDs 0 to 1"):
+        run_to_end(program_for(source, tmp_path, regions={"a": 8, "b": 8}))
