@@ -61,7 +61,15 @@ class Thread:
                 f"the thread on cluster {self.cluster} has ended and its final result was "
                 "already returned"
             )
-        item = self._cluster.outbox.take(timeout)
+        if self._run.stopped:  # nothing more will come: hand over what is left, or say so
+            item = self._cluster.outbox.take(0)
+            if item is None:
+                raise RuntimeError(
+                    f"the run was stopped before the thread on cluster {self.cluster} "
+                    "handed another result"
+                )
+        else:
+            item = self._cluster.outbox.take(timeout)
         if item is None:
             raise TimeoutError(
                 f"the thread on cluster {self.cluster} handed no result in {timeout} s"

@@ -14,6 +14,8 @@ def test_a_thread_that_never_ends_times_out_and_stops(tmp_path):
             run.thread_result(timeout=0.3)
         run.stop()
         run.stop()  # idempotent
+        with pytest.raises(RuntimeError, match="stopped before the thread on cluster 1 handed"):
+            run.thread_result()  # no wait for ever: nothing more will come
         assert run.thread.read("r").tolist() == [0] * 64
         # the same session runs the next program
         data = np.arange(100, dtype=np.uint8)
