@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from sim.cluster import Cluster
+from sim.core import BLOCKED
 from sim.dram import Bank
 from sim.faults import CoreFault
 from sim.layout import SHARES
@@ -67,7 +68,10 @@ class Card:
                 with self._wake:
                     self._wake.wait(BLOCKED_POLL)
                 continue
-            count = QUANTUM if len(runnable) > 1 else 0
+            # A quantum whenever another core could want a turn: one runnable, or one
+            # blocked that Python or a barrier may release.
+            blocked = any(c.state == BLOCKED for cluster in live for c in cluster.cores)
+            count = QUANTUM if len(runnable) > 1 or blocked else 0
             for cluster, core in runnable:
                 if self._stopping.is_set() or cluster.ended:
                     break
@@ -76,6 +80,8 @@ class Card:
                     core.run(count)
                 except CoreFault as fault:
                     cluster.fail(fault)
+                except Exception as error:  # a bug of ours in a hook: fail this thread only
+                    cluster.fail(core.fault(core.current_pc(), f"the simulator failed: {error!r}"))
                 finally:
                     self._running = None
                 if not cluster.ended and cluster.all_exited:
@@ -94,7 +100,5 @@ class Card:
                     self._wake.notify_all()
                 self._thread.join(0.01)
         for cluster in self.clusters.values():
-            if not cluster.ended:
-                cluster.ended = True
-                cluster.hand_back()
+            cluster.end()  # prints what is pending, hands back; nothing if already ended
             cluster.release()

@@ -189,20 +189,20 @@ class Cluster:
 
     def finish(self) -> None:
         """All cores returned: hand the regions back, then hand Python the final result."""
-        self._end()
+        self.end()
         codes = tuple(core.code or 0 for core in self.cores)
         code = next((c for c in codes if c != 0), 0)
         self.outbox.put(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
 
     def fail(self, fault: CoreFault) -> None:
-        self._end()
+        self.end()
         self.outbox.put(Handed(fault=fault))
 
     def hand_back(self) -> None:
         """Write every dirty line back and drop every line (card mode)."""
         self.cache.hand_back()
 
-    def _end(self) -> None:
+    def end(self) -> None:
         if self.ended:
             return
         self.ended = True

@@ -13,6 +13,10 @@ from typing import Callable, Sequence
 _SPEC = re.compile(r"%([-0]*)(\d*)(hh|h|ll|l|z|j|t)?([diuxXpsc%])")
 
 
+MAX_WIDTH = 1000
+SUPPORTED = "kmx_print knows %d %i %u %x %X %p %s %c %%, l/ll/z/h/hh, '0', '-' and a width"
+
+
 class FormatError(ValueError):
     pass
 
@@ -28,6 +32,8 @@ def format_print(fmt: str, slots: Sequence[int], read_string: Callable[[int], st
     position = 0
     next_slot = 0
     for match in _SPEC.finditer(fmt):
+        if "%" in fmt[position : match.start()]:  # the thread took a slot for it too
+            raise FormatError(f"unsupported conversion in {fmt!r}; {SUPPORTED}")
         out.append(fmt[position : match.start()])
         position = match.end()
         flags, width, length, conversion = match.groups()
@@ -51,6 +57,8 @@ def format_print(fmt: str, slots: Sequence[int], read_string: Callable[[int], st
             text = chr(raw & 0xFF)
         else:  # s
             text = "(null)" if raw == 0 else read_string(raw)
+        if width and int(width) > MAX_WIDTH:
+            raise FormatError(f"width {width} in {fmt!r} is over {MAX_WIDTH}")
         if width:
             pad = "0" if "0" in flags and "-" not in flags and conversion not in "sc" else " "
             if "-" in flags:
@@ -60,5 +68,7 @@ def format_print(fmt: str, slots: Sequence[int], read_string: Callable[[int], st
             else:
                 text = text.rjust(int(width), pad)
         out.append(text)
+    if "%" in fmt[position:]:
+        raise FormatError(f"unsupported conversion in {fmt!r}; {SUPPORTED}")
     out.append(fmt[position:])
     return "".join(out)

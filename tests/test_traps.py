@@ -58,3 +58,27 @@ int kmx_main(int core) {
     assert "[cluster 2, core 0] hello from cluster 2, core 0: ok beef\n" in out
     assert "[cluster 2, core 0] no newline at the end\n" in out
     assert run.thread.output == "hello from cluster 2, core 0: ok beef\nno newline at the end\n"
+
+
+@pytest.mark.parametrize("fmt", ["%f %d", "%5.2d %d", "50%"])
+def test_an_unsupported_conversion_is_refused_not_shifted(fmt):
+    with pytest.raises(FormatError, match="unsupported conversion"):
+        format_print(fmt, [1, 2], str)
+
+
+def test_a_huge_width_is_refused():
+    with pytest.raises(FormatError, match="width"):
+        format_print("%99999999999d", [1], str)
+
+
+def test_a_partial_line_is_printed_when_the_run_stops(tmp_path, capfd):
+    import komorebi as km
+
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    kmx_print("working...");\n    for (;;) {}\n}\n'
+    with km.Session() as session:
+        run = session.load(program_for(source, tmp_path))
+        with pytest.raises(TimeoutError):
+            run.thread_result(timeout=0.3)
+        run.stop()
+    assert run.thread.output == "working...\n"
+    assert "[cluster 1, core 0] working...\n" in capfd.readouterr().out
