@@ -61,7 +61,7 @@ class Card:
                     cluster.fail(CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}"))
 
     def _schedule(self) -> None:
-        live = [c for c in self.clusters.values()]
+        live = list(self.clusters.values())
         while live and not self._stopping.is_set():
             runnable = [(cluster, core) for cluster in live for core in cluster.runnable()]
             if not runnable:

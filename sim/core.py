@@ -197,13 +197,13 @@ class Core:
         return struct.unpack("<I", self._memory.read(pc, 4))[0]
 
     def _instruction_at(self, pc: int) -> str:
+        """The instruction at PC, for a message: 0x0001 (compressed) or 0x0000000b."""
         try:
-            low = struct.unpack("<H", self._memory.read(pc, 2))[0]
-            if low & 3 != 3:
-                return f"instruction {low:#06x}"
-            return f"instruction {struct.unpack('<I', self._memory.read(pc, 4))[0]:#010x}"
+            insn = self._instruction(pc)
         except Exception:
             return "instruction not readable"
+        width = 4 if decode.length(insn & 0xFFFF) == 2 else 8
+        return f"instruction {insn:#0{width + 2}x}"
 
     def _fault_from(self, error: UcError) -> CoreFault:
         pc = self.uc.reg_read(UC_RISCV_REG_PC)
