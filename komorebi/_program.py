@@ -91,11 +91,6 @@ class Program:
         cores = _int(cores, "cores")
         if not 1 <= cores <= CORES_PER_CLUSTER:
             raise ValueError(f"cores must be 1 to {CORES_PER_CLUSTER}, not {cores}")
-        if cores > 1:
-            raise NotImplementedError(
-                f"cores={cores}: this version of the simulator runs one core per thread; "
-                "several cores a thread are not built yet"
-            )
         if isinstance(sources, (str, PathLike)) or not isinstance(sources, Sequence):
             raise TypeError("sources must be a list of paths to C or assembly files")
         if not sources:

@@ -16,6 +16,7 @@ from sim.card import Card
 from sim.cluster import Cluster
 from sim.faults import CoreFault
 from sim.loader import load_image
+from sim.schedule import DEFAULT_QUANTUM
 
 COHERENCE_MODES = ("card", "strict")
 
@@ -157,7 +158,27 @@ class Session:
     ...     run = session.load(program)
     """
 
-    def __init__(self, coherence: str = "card") -> None:
+    def __init__(
+        self,
+        coherence: str = "card",
+        *,
+        quantum: int = DEFAULT_QUANTUM,
+        schedule_seed: int | None = None,
+    ) -> None:
+        """COHERENCE is "card" (what a card does) or "strict". While several cores of a
+        thread are ready they take turns of QUANTUM instructions, round robin; with
+        SCHEDULE_SEED (an int) the order and the length of each turn are drawn from a
+        generator seeded by it instead: another interleaving, the same every time."""
+        if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
+            raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
+        if not 1 <= quantum <= 2**31:
+            raise ValueError(f"quantum must be 1 to 2**31 instructions, not {quantum}")
+        if schedule_seed is not None and (
+            isinstance(schedule_seed, bool) or not isinstance(schedule_seed, _numbers.Integral)
+        ):
+            raise TypeError(f"schedule_seed must be an int or None, not {type(schedule_seed).__name__}")
+        self.quantum = int(quantum)
+        self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
         if not isinstance(coherence, str):
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
@@ -180,7 +201,7 @@ class Session:
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         images = {c: load_image(build_thread(spec.sources)) for c, spec in program.threads.items()}
-        card = Card()
+        card = Card(self.quantum, self.schedule_seed)
         for number, spec in sorted(program.threads.items()):
             card.place_thread(number, images[number], spec.regions, spec.words, spec.cores)
         card.start()

@@ -39,6 +39,7 @@ from sim.layout import (
 from sim.loader import ThreadImage
 from sim.memory import AddressSpace, MemoryAccessError, Span
 from sim.outbox import Handed, Outbox
+from sim.schedule import Schedule
 from sim.traps import TrapTable
 
 BACKTRACE_DEPTH = 8
@@ -84,8 +85,10 @@ class Cluster:
         words: Sequence[int],
         cores: int,
         outbox: Outbox,
+        schedule: Schedule | None = None,
     ) -> None:
         self.number = number
+        self.schedule = schedule or Schedule(cluster=number)
         self.share = share
         self.bank = bank
         self.image = image
@@ -153,19 +156,22 @@ class Cluster:
     def submit(self, core: Core) -> None:
         words = self.result_words.copy()
         if not self.outbox.offer_submission(words):
-            core.state = BLOCKED
-            core.waiting = lambda: self.outbox.offer_submission(words)
-            core.stop_here()
+            self._block(core, "kmx_submit", lambda: self.outbox.offer_submission(words))
 
     def barrier(self, core: Core) -> None:
         self._barrier_arrivals += 1
         if self._barrier_arrivals == len(self.cores):
+            # The last to arrive releases the others and ends its turn, so that the next
+            # turn starts at the same instruction whatever the quantum was.
             self._barrier_arrivals = 0
             self._barrier_generation += 1
+            core.stop_here()
             return
         generation = self._barrier_generation
-        core.state = BLOCKED
-        core.waiting = lambda: self._barrier_generation != generation
+        self._block(core, "kmx_barrier", lambda: self._barrier_generation != generation)
+
+    def _block(self, core: Core, call: str, done) -> None:
+        core.state, core.waiting, core.blocked_in = BLOCKED, done, call
         core.stop_here()
 
     def print(self, core: Core, text: str) -> None:
@@ -271,13 +277,43 @@ class Cluster:
     # -- scheduling -------------------------------------------------------------------------
 
     def runnable(self) -> list[Core]:
+        """The cores ready to run. None while a core waits for Python to take a
+        submission: the cluster pauses, so that when Python reads cannot change the
+        interleaving."""
         out = []
         for core in self.cores:
             if core.state == BLOCKED and core.waiting is not None and core.waiting():
-                core.state, core.waiting = READY, None
+                core.state, core.waiting, core.blocked_in = READY, None, ""
+            if core.state == BLOCKED and core.blocked_in == "kmx_submit":
+                return []
             if core.state == READY:
                 out.append(core)
         return out
+
+    def next_turn(self) -> tuple[Core, int] | None:
+        """The core to run now and its instruction count (0: until it blocks or exits);
+        None when no core can run until Python takes a submission."""
+        ready = self.runnable()
+        if not ready:
+            return None
+        return self.schedule.next_turn(ready)
+
+    def deadlock(self) -> CoreFault | None:
+        """A fault when the cores left can never run again: they wait in kmx_barrier for
+        a core that has already returned from kmx_main."""
+        waiting = [c for c in self.cores if c.state == BLOCKED and c.blocked_in == "kmx_barrier"]
+        if not waiting or any(c.state == READY or c.blocked_in == "kmx_submit" for c in self.cores):
+            return None
+        gone = [c.number for c in self.cores if c.state == EXITED]
+        core = waiting[0]
+        names = ", ".join(str(n) for n in gone)
+        return core.fault(
+            core.pc - 4,
+            f"kmx_barrier: core {core.number} waits for all {len(self.cores)} cores of the "
+            f"thread, but core{'s' if len(gone) > 1 else ''} {names} returned from kmx_main "
+            "without reaching the barrier, so it can never complete. Every core must call "
+            "kmx_barrier the same number of times.",
+        )
 
     @property
     def all_exited(self) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from unicorn import (
     UC_ARCH_RISCV,
     UC_MODE_RISCV64,
+    UC_HOOK_BLOCK,
     UC_HOOK_INTR,
     UC_HOOK_TLB_FILL,
     UC_MEM_FETCH,
@@ -85,6 +86,9 @@ class Core:
         self.state = READY
         self.code: int | None = None
         self.waiting: Callable[[], bool] | None = None  # a kmx call still to complete
+        self.blocked_in = ""  # the kmx call it waits in: "kmx_barrier" or "kmx_submit"
+        self.cycles = 0  # instructions begun, counted only when the thread calls kmx_cycles
+        self._block_lengths: dict[tuple[int, int], int] = {}
         self._bad_access: tuple[int, int] | None = None
         self._memory = cluster.memory
         uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
@@ -93,6 +97,8 @@ class Core:
             uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
         uc.hook_add(UC_HOOK_TLB_FILL, self._tlb_fill)
         uc.hook_add(UC_HOOK_INTR, self._exception)
+        if cluster.image.uses_cycles:  # before the first run: later hooks may not fire
+            uc.hook_add(UC_HOOK_BLOCK, self._count_block)
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
         uc.reg_write(UC_RISCV_REG_SP, stack_top)
         uc.reg_write(UC_RISCV_REG_A0, number)
@@ -166,6 +172,19 @@ class Core:
         else:
             entry.perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC
         return True
+
+    def _count_block(self, uc, address: int, size: int, _data) -> None:
+        """The cycle model: one cycle an instruction, counted a basic block at a time."""
+        key = (address, size)
+        count = self._block_lengths.get(key)
+        if count is None:
+            code = self._memory.read(address, size)
+            count, offset = 0, 0
+            while offset < size:
+                offset += decode.length(code[offset] | code[offset + 1] << 8)
+                count += 1
+            self._block_lengths[key] = count
+        self.cycles += count
 
     def _exception(self, uc, number: int, _data) -> None:
         if number == ECALL:

@@ -20,6 +20,7 @@ from sim.layout import PAGE, align_up
 R_RISCV_NONE = 0
 R_RISCV_RELATIVE = 3
 HALT_SYMBOL = "kmx__halt"
+CYCLES_SYMBOL = "kmx_cycles"  # present only when the thread calls it (kmx.h: static)
 
 
 class ImageError(Exception):
@@ -35,6 +36,7 @@ class ThreadImage:
     entry: int
     halt: int  # kmx__halt: where a core that returned from kmx_main stops
     relocations: tuple[tuple[int, int], ...]  # (offset, addend): *(base+offset) = base+addend
+    uses_cycles: bool = False  # the thread calls kmx_cycles: its cores count instructions
 
     @property
     def size(self) -> int:
@@ -89,5 +91,10 @@ def load_image(path: Path) -> ThreadImage:
         if not halt:
             raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
         return ThreadImage(
-            Path(path), bytes(data), elf["e_entry"], halt[0]["st_value"], tuple(relocations)
+            Path(path),
+            bytes(data),
+            elf["e_entry"],
+            halt[0]["st_value"],
+            tuple(relocations),
+            uses_cycles=bool(symbols.get_symbol_by_name(CYCLES_SYMBOL)),
         )

@@ -141,10 +141,7 @@ class TrapTable:
         self.cluster.print(core, text)
 
     def cycles(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
-        raise CallError(
-            "kmx_cycles is not built yet in this version of the simulator (it comes with the "
-            "cycle model of several cores)"
-        )
+        return core.cycles  # the cycle model: one an instruction (sim.core, docs/simulator.md)
 
     def cluster_number(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
         return self.cluster.number
