@@ -89,6 +89,8 @@ class Core:
         self.blocked_in = ""  # the kmx call it waits in: "kmx_barrier" or "kmx_submit"
         self.cycles = 0  # instructions begun, counted only when the thread calls kmx_cycles
         self._block_lengths: dict[tuple[int, int], int] = {}
+        self._stopped_by_call = False  # the last run ended in a kmx call, not its count
+        self._interrupted = False  # stopped from outside: the run is over
         self._bad_access: tuple[int, int] | None = None
         self._memory = cluster.memory
         uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
@@ -113,6 +115,8 @@ class Core:
     def run(self, count: int = 0) -> None:
         """Run until the core exits, blocks, is interrupted or has run COUNT instructions
         (0: no limit). A fault raises CoreFault."""
+        self._stopped_by_call = False
+        cycles = self.cycles
         try:
             self.uc.emu_start(self.pc, self._halt, count=count)
         except CoreFault:
@@ -122,9 +126,14 @@ class Core:
             self.state = FAULTED
             raise self._fault_from(error) from None
         self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+        if count and not self._stopped_by_call and not self._interrupted:
+            # The turn ran its whole quantum, which may have ended inside a basic block
+            # that the block hook counted whole: the count is exact.
+            self.cycles = cycles + count
 
     def interrupt(self) -> None:
         """Stop the engine (from any thread)."""
+        self._interrupted = True
         self.uc.emu_stop()
 
     def flush_tlb(self) -> None:
@@ -150,6 +159,7 @@ class Core:
 
     def stop_here(self) -> None:
         """End the current emu_start after the instruction that trapped."""
+        self._stopped_by_call = True
         self.uc.emu_stop()
 
     # -- hooks ------------------------------------------------------------------------------

@@ -1,0 +1,208 @@
+"""Several cores a thread: a shared cache, atomics, barriers, deterministic turns, seeds,
+per-core cycles, and a fault in one core ending the thread without hanging the others."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import komorebi as km
+from tests.threads import THREADS
+
+
+def run_thread(kernels, source, *, cores, cluster=1, regions=None, words=(), timeout=30.0, **session):
+    program = km.Program("cores", kernels=kernels)
+    program.thread(cluster=cluster, sources=[source], regions=regions or {}, words=words, cores=cores)
+    with km.Session(**session) as s:
+        run = s.load(program)
+        try:
+            result = run.thread_result(timeout=timeout)
+        finally:
+            run.stop()
+    return result, run
+
+
+def wide(words, at):
+    return int(words[at]) | int(words[at + 1]) << 32
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    cores=st.integers(1, 4),
+    cluster=st.integers(0, 3),
+    count=st.integers(1, 50_000),
+    seed=st.one_of(st.none(), st.integers(0, 2**32)),
+    data=st.data(),
+)
+def test_parallel_reduction_matches_numpy(kernels, cores, cluster, count, seed, data):
+    numbers = data.draw(
+        st.builds(lambda s: np.random.default_rng(s).integers(0, 2**32, count, dtype=np.uint32),
+                  st.integers(0, 2**32))
+    )
+    before = numbers.copy()
+    result, _ = run_thread(
+        kernels, THREADS / "reduce.c", cores=cores, cluster=cluster,
+        regions={"x": numbers}, words=[cores], schedule_seed=seed, quantum=997,
+    )
+    assert wide(result.words, 0) == int(numbers.sum(dtype=np.uint64))
+    assert result.words[2] == cores
+    assert result.codes == tuple(10 + c for c in range(cores))
+    assert result.code == 10  # the first core that returned non-zero, in core order
+    assert (numbers == before).all()
+
+
+def racy(kernels, seed, atomic=False, cores=4, n=20_000, quantum=1_000):
+    result, _ = run_thread(
+        kernels, THREADS / "racy.c", cores=cores, words=[n, int(atomic)],
+        schedule_seed=seed, quantum=quantum,
+    )
+    return wide(result.words, 0), [int(w) for w in result.words[4 : 4 + cores]]
+
+
+def test_the_same_seed_gives_the_same_run(kernels):
+    for seed in (None, 7):
+        first = racy(kernels, seed)
+        assert racy(kernels, seed) == first
+        assert racy(kernels, seed) == first
+
+
+def test_a_racy_counter_loses_updates_under_some_seed_and_that_seed_replays(kernels):
+    lost = None
+    for seed in range(20):
+        total, _ = racy(kernels, seed)
+        if total < 4 * 20_000:
+            lost = seed, total
+            break
+    assert lost is not None, "no seed in 0..19 split a read-modify-write"
+    seed, total = lost
+    assert racy(kernels, seed)[0] == total
+    # Other seeds give other interleavings: not every seed loses the same number.
+    assert len({racy(kernels, s)[0] for s in range(seed, seed + 4)}) > 1
+
+
+@pytest.mark.parametrize("seed", [None, 0, 1, 2])
+def test_lr_sc_compare_and_swap_is_atomic_across_cores(kernels, seed):
+    total, _ = racy(kernels, seed, atomic=True, quantum=37)
+    assert total == 4 * 20_000
+
+
+def test_kmx_cycles_counts_each_cores_own_instructions(kernels):
+    one, cycles_one = racy(kernels, None, cores=1, n=1000)
+    _, cycles_four = racy(kernels, None, cores=4, n=1000)
+    assert one == 1000
+    assert cycles_one[0] > 1000 * 4  # a load, an add, a store and a loop branch at least
+    assert cycles_one[0] < 1000 * 20
+    # Without atomics each core runs the same instructions, whoever else runs.
+    assert cycles_four == [cycles_one[0]] * 4
+
+
+STORE_THEN_SPIN = r"""
+#include "kmx.h"
+/* Core 0 stores a value in the region; core 1 spins until it sees it, through the
+   cluster's shared cache (no flush, no invalidate between cores of one cluster). */
+int kmx_main(int core) {
+    uint64_t bytes;
+    volatile uint32_t* cell = (volatile uint32_t*)kmx_region(0, &bytes);
+    if (core == 0) {
+        cell[1] = 1234;
+        __atomic_store_n((uint32_t*)&cell[0], 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    while (__atomic_load_n((uint32_t*)&cell[0], __ATOMIC_ACQUIRE) == 0) {
+    }
+    uint32_t seen = cell[1];
+    kmx_result(0, &seen, 1);
+    __atomic_fetch_add((uint32_t*)&cell[2], 5, __ATOMIC_RELAXED); /* an amo on the region */
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_a_store_by_one_core_is_seen_by_the_next_load_of_another(tmp_path, kernels, seed):
+    source = tmp_path / "spin.c"
+    source.write_text(STORE_THEN_SPIN)
+    result, run = run_thread(kernels, source, cores=2, regions={"cell": 64}, schedule_seed=seed, quantum=50)
+    assert result.words[0] == 1234
+    cell = run.thread.read("cell").view(np.uint32)
+    assert list(cell[:3]) == [1, 1234, 5]  # handed back at the end, the amo included
+
+
+FAULTING_CORE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    if (core == 2) {
+        volatile uint32_t* nowhere = (volatile uint32_t*)kmx_region(9, 0);
+        return nowhere[3];
+    }
+    if (core == 1) { for (;;) { } }  /* spins for ever */
+    kmx_barrier();  /* cores 0 and 3 wait for the others, which never come */
+    return 0;
+}
+"""
+
+
+def test_a_core_that_faults_ends_the_thread_and_does_not_hang_the_others(tmp_path, kernels):
+    source = tmp_path / "fault.c"
+    source.write_text(FAULTING_CORE)
+    program = km.Program("fault", kernels=kernels)
+    program.thread(cluster=0, sources=[source], cores=4)
+    with km.Session() as session:
+        run = session.load(program)
+        with pytest.raises(km.ThreadFault) as caught:
+            run.thread_result(timeout=30)
+        run.stop()
+        fault = caught.value
+        assert (fault.cluster, fault.core) == (0, 2)
+        assert fault.file.endswith("fault.c") and fault.line == 6
+        assert "null pointer" in fault.cause
+        # The session goes on.
+        result, _ = run_thread(kernels, THREADS / "reduce.c", cores=4, regions={"x": np.ones(10, np.uint32)}, words=[4])
+        assert wide(result.words, 0) == 10
+
+
+BARRIER_NEVER_COMPLETES = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    if (core == 3) return 0;
+    kmx_barrier();
+    return 0;
+}
+"""
+
+
+def test_a_barrier_a_core_left_is_a_fault_naming_the_line(tmp_path, kernels):
+    source = tmp_path / "barrier.c"
+    source.write_text(BARRIER_NEVER_COMPLETES)
+    with pytest.raises(km.ThreadFault) as caught:
+        run_thread(kernels, source, cores=4)
+    fault = caught.value
+    assert fault.line == 5 and fault.file.endswith("barrier.c")
+    assert "core 3 returned from kmx_main" in fault.cause
+    assert "never complete" in fault.cause
+
+
+def test_cores_each_print_with_their_number(tmp_path, kernels):
+    source = tmp_path / "hello.c"
+    source.write_text(
+        '#include "kmx.h"\nint kmx_main(int core) {\n'
+        '    for (int i = 0; i < core; i++) kmx_barrier();\n'
+        '    kmx_print("core %d of cluster %d\\n", core, kmx_cluster());\n'
+        '    for (int i = core; i < 3; i++) kmx_barrier();\n'
+        '    return core;\n}\n'
+    )
+    result, run = run_thread(kernels, source, cores=4, cluster=2)
+    # The barriers order the prints: core 0 first, core 3 last.
+    assert run.thread.output == "".join(f"core {c} of cluster 2\n" for c in range(4))
+    assert result.codes == (0, 1, 2, 3) and result.code == 1
+
+
+def test_session_checks_the_schedule_knobs():
+    with pytest.raises(TypeError, match="quantum must be an int"):
+        km.Session(quantum=1.5)
+    with pytest.raises(ValueError, match="quantum must be 1 to"):
+        km.Session(quantum=0)
+    with pytest.raises(TypeError, match="schedule_seed must be an int or None"):
+        km.Session(schedule_seed="7")
