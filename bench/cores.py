@@ -1,0 +1,97 @@
+"""Several cores and clusters: aggregate simulated instructions a second.
+
+Setups: one cluster with 1, 2 and 4 cores, and clusters 1, 2 and 3 with 4 cores each.
+Kernels (bench/cores/work.inc): compute-bound, a xorshift loop in registers, ITERATIONS a
+core; memory-bound, each core triples its slice of a region of MIB MiB a core (uint32),
+between an invalidate, barriers and a flush. Each core does the same work whatever the
+setup, so a perfect machine would show the same time for every setup and an aggregate
+rate proportional to the number of cores.
+
+Instructions are counted once per setup, in a run of the same kernel built to report
+each core's kmx_cycles (one cycle an instruction, exact). The timed runs use the kernel
+built without kmx_cycles, which runs without the counting hook. A timed run is measured
+from session.load (build cache warm: a cache hit) to the last thread's final result, so
+it includes placing the regions; best of --repeat. The default schedule: turns of 100,000
+instructions while several cores are ready, deterministic.
+
+The last line printed is one JSON object: for each setup and kernel, the aggregate MIPS
+and its ratio to one core.
+
+    python bench/cores.py [--iterations 2000000] [--mib 2] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import komorebi as km  # noqa: E402
+
+HERE = Path(__file__).resolve().parent / "cores"
+SETUPS = {"1 cluster x 1 core": ([1], 1), "1 cluster x 2 cores": ([1], 2),
+          "1 cluster x 4 cores": ([1], 4), "3 clusters x 4 cores": ([1, 2, 3], 4)}
+KERNELS = {"compute": 0, "memory": 1}
+
+
+def program(source: str, clusters: list[int], cores: int, kernel: int, iterations: int, mib: int, kernels: Path):
+    p = km.Program("cores", kernels=kernels)
+    for cluster in clusters:
+        regions = {}
+        if kernel == 1:
+            n = mib * (1 << 20) // 4 * cores
+            regions = {"in": np.arange(n, dtype=np.uint32), "out": 4 * n}
+        p.thread(cluster=cluster, sources=[HERE / source], regions=regions, words=[kernel, iterations, cores], cores=cores)
+    return p
+
+
+def run(p: km.Program, clusters: list[int]) -> tuple[float, list]:
+    with km.Session() as session:
+        start = time.perf_counter()
+        r = session.load(p)
+        results = [r.thread_result(timeout=600, cluster=c) for c in clusters]
+        elapsed = time.perf_counter() - start
+        r.stop()
+    for c, result in zip(clusters, results):
+        if not result.final or result.code != 0:
+            raise SystemExit(f"cluster {c}: the run failed: {result}")
+    return elapsed, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--iterations", type=int, default=2_000_000)
+    parser.add_argument("--mib", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    kernels = Path(__file__).resolve().parent / "cores" / "kernels"
+    kernels.mkdir(exist_ok=True)
+
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    print(f"{'setup':24} {'kernel':8} {'instructions':>14} {'ms':>9} {'MIPS':>8} {'x 1 core':>9}")
+    for kernel_name, kernel in KERNELS.items():
+        for setup, (clusters, cores) in SETUPS.items():
+            _, counted = run(program("counted.c", clusters, cores, kernel, args.iterations, args.mib, kernels), clusters)
+            instructions = sum(int(w) for result in counted for w in result.words[2 : 2 + cores])
+            timed = program("timed.c", clusters, cores, kernel, args.iterations, args.mib, kernels)
+            run(timed, clusters)  # warm the build cache
+            best = min(run(timed, clusters)[0] for _ in range(args.repeat))
+            mips = instructions / best / 1e6
+            one = figures.get("1 cluster x 1 core", {}).get(kernel_name, {}).get("mips", mips)
+            figures.setdefault(setup, {})[kernel_name] = {
+                "instructions": instructions, "ms": round(best * 1e3, 1),
+                "mips": round(mips, 1), "ratio_to_one_core": round(mips / one, 2),
+            }
+            print(f"{setup:24} {kernel_name:8} {instructions:14,} {best * 1e3:9.1f} {mips:8.1f} {mips / one:9.2f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
