@@ -50,7 +50,10 @@ class ThreadFault(KomorebiError):
         file: str | None,
         line: int | None,
         backtrace: Sequence[str] = (),
+        line_pc: int | None = None,
     ) -> None:
+        """PC is where the core stopped; LINE_PC, when given, the pc in FILE:LINE that
+        led there (a kmx call's own instructions are in kmx.h, not in your file)."""
         self.cluster = cluster
         self.core = core
         self.pc = pc
@@ -59,7 +62,8 @@ class ThreadFault(KomorebiError):
         self.line = line
         self.backtrace = list(backtrace)
         where = f"{file}:{line}" if file else "no source line"
-        text = f"thread on cluster {cluster}, core {core}, crashed at {where} (pc {pc:#x}): {cause}"
+        shown = pc if line_pc is None else line_pc
+        text = f"thread on cluster {cluster}, core {core}, crashed at {where} (pc {shown:#x}): {cause}"
         if len(self.backtrace) > 1:
             text += "\n  backtrace:\n" + "\n".join(f"    {frame}" for frame in self.backtrace)
         super().__init__(text)

@@ -30,6 +30,7 @@ def _thread_fault(fault: CoreFault) -> ThreadFault:
         file=fault.source.file if fault.source else None,
         line=fault.source.line if fault.source else None,
         backtrace=[str(frame) for frame in fault.backtrace],
+        line_pc=fault.source_pc,
     )
 
 

@@ -261,8 +261,7 @@ class Core:
         frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0))
         # Name the user's line: the first frame outside the runtime (a kmx call's
         # wrapper in kmx.h is a frame of its own).
-        source = next(
-            (f.source for f in frames if f.source and not self.cluster.in_runtime(f.source)),
-            frames[0].source,
+        named = next(
+            (f for f in frames if f.source and not self.cluster.in_runtime(f.source)), frames[0]
         )
-        return CoreFault(self.cluster.number, self.number, pc, cause, source, frames)
+        return CoreFault(self.cluster.number, self.number, pc, cause, named.source, frames, named.pc)

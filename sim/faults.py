@@ -33,7 +33,9 @@ class CoreFault(Exception):
     cause: str
     source: SourceLine | None = None
     backtrace: list[Frame] = field(default_factory=list)
+    source_pc: int | None = None  # the pc of SOURCE's frame, when it is not PC's own
 
     def __str__(self) -> str:
         where = f" at {self.source}" if self.source else ""
-        return f"cluster {self.cluster} core {self.core}{where} (pc {self.pc:#x}): {self.cause}"
+        pc = self.pc if self.source_pc is None else self.source_pc
+        return f"cluster {self.cluster} core {self.core}{where} (pc {pc:#x}): {self.cause}"

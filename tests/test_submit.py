@@ -38,3 +38,43 @@ def test_submissions_arrive_in_order_past_the_stall(tmp_path, kernels):
         run.stop()
     assert seen == list(range(20))
     assert final.final and final.code == 0 and final.words[0] == 99
+
+
+COUNTING_SUBMITTER = """
+#include "kmx.h"
+int kmx_main(int core) {
+    for (uint32_t i = 0; i < 40; i++) {
+        kmx_result(0, &i, 1);
+        kmx_submit();
+        kmx_print("%u\\n", i);
+    }
+    return 0;
+}
+"""
+
+
+def test_the_seventeenth_submit_stalls_until_python_takes_one(tmp_path, kernels):
+    import time
+
+    (tmp_path / "count.c").write_text(COUNTING_SUBMITTER)
+    program = km.Program("submit", kernels=kernels)
+    program.thread(cluster=0, sources=[tmp_path / "count.c"])
+    with km.Session() as session:
+        run = session.load(program)
+        thread = run.thread
+        deadline = time.monotonic() + 20
+        while thread.output.count("\n") < 16 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # room to run on, if the stall did not hold it
+        # Sixteen submissions wait; the seventeenth submit has not returned.
+        assert thread.output.splitlines() == [str(i) for i in range(16)]
+        assert run.thread_result(timeout=10).words[0] == 0
+        deadline = time.monotonic() + 20
+        while thread.output.count("\n") < 17 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        assert thread.output.splitlines() == [str(i) for i in range(17)]  # one more went in
+        seen = [int(run.thread_result(timeout=10).words[0]) for _ in range(39)]
+        assert seen == list(range(1, 40))
+        assert run.thread_result(timeout=10).final
+        run.stop()
