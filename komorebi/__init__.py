@@ -11,13 +11,14 @@
         tripled = run.thread.read("tripled").view(np.uint32)
 """
 
-from komorebi._errors import CompileError, KomorebiError, NotSimulatedWarning, ThreadFault
+from komorebi._errors import CompileError, CompileWarning, KomorebiError, NotSimulatedWarning, ThreadFault
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from komorebi._session import Run, Session, Thread
 
 __all__ = [
     "CompileError",
+    "CompileWarning",
     "KomorebiError",
     "NotSimulatedWarning",
     "Program",

@@ -18,11 +18,12 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
-from komorebi._errors import CompileError
+from komorebi._errors import CompileError, CompileWarning
 
 RUNTIME = Path(__file__).resolve().parent.parent / "kmx_runtime"
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
@@ -105,7 +106,10 @@ def build_thread(sources: Sequence[Path]) -> Path:
     flags = FLAGS + shlex.split(os.environ.get("KMX_CFLAGS", ""))
     key = build_key(sources, command, flags)
     elf = cache_dir() / key / "thread.elf"
+    said = elf.parent / "warnings.txt"
     if elf.exists():
+        if said.exists():  # a cache hit says again what the compiler said
+            _warn(said.read_text())
         return elf
     elf.parent.mkdir(parents=True, exist_ok=True)
     runtime = [str(RUNTIME / name) for name in RUNTIME_SOURCES]
@@ -133,5 +137,13 @@ def build_thread(sources: Sequence[Path]) -> Path:
             ) from None
         if done.returncode != 0 or not output.exists():
             raise CompileError((done.stderr + done.stdout).strip(), command=argv)
+        messages = (done.stderr + done.stdout).strip()
+        if "warning:" in messages:
+            said.write_text(messages)
+            _warn(messages)
         os.replace(output, elf)
     return elf
+
+
+def _warn(messages: str) -> None:
+    warnings.warn(CompileWarning(messages), stacklevel=4)

@@ -69,5 +69,10 @@ class ThreadFault(KomorebiError):
         super().__init__(text)
 
 
+class CompileWarning(UserWarning):
+    """The compiler built a thread but warned about its code; the text is the compiler's
+    own messages, with file:line:column. Issued at every load of that build."""
+
+
 class NotSimulatedWarning(UserWarning):
     """A Tensix kernel does something, and the simulator runs no Tensix code."""

@@ -27,13 +27,14 @@ class Schedule:
         self.quantum = quantum
         self.seed = seed
         self._random = random.Random(f"komorebi-sim schedule {seed} cluster {cluster}") if seed is not None else None
-        self._last = -1  # the number of the core that had the last shared turn
+        self._last = -1  # the number of the core that had the last turn
         self.turns = 0  # shared turns so far (a solo turn is not counted)
 
     def next_turn(self, ready: Sequence[T], number_of=lambda core: core.number) -> tuple[T, int]:
         """The core to run from READY (never empty) and its instruction count, 0 for no
         limit (it is the only ready core)."""
         if len(ready) == 1:
+            self._last = number_of(ready[0])
             return ready[0], 0
         self.turns += 1
         if self._random is not None:

@@ -101,3 +101,19 @@ def test_a_missing_compiler_is_a_compile_error(tmp_path, monkeypatch):
     monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(km.CompileError, match="no-such-compiler-here"):
         run_to_end(program_for('#include "kmx.h"\nint kmx_main(int c) { return 0; }\n', tmp_path))
+
+
+def test_compiler_warnings_reach_python_at_each_load(tmp_path, kernels):
+    source = tmp_path / "warn.c"
+    source.write_text(
+        '#include "kmx.h"\nint kmx_main(int core) {\n    int unused_but_set = 0;\n'
+        "    uint32_t w = kmx_word(0);\n    return (int)(w << 40);\n}\n"
+    )
+    program = km.Program("warn", kernels=kernels)
+    program.thread(cluster=0, sources=[source], words=[1])
+    for _ in range(2):  # compiled, then from the cache: the warning both times
+        with pytest.warns(km.CompileWarning, match=r"warn\.c:5:.*shift count >= width"):
+            with km.Session() as session:
+                run = session.load(program)
+                run.thread_result(timeout=30)
+                run.stop()

@@ -81,7 +81,7 @@ def test_words_python_refuses(words, message):
     assert f"`ValueError: {message}`" in page()
 
 
-def test_sixty_four_words_are_accepted_but_only_24_answers_fit():
+def test_sixty_four_words_are_accepted():
     program = km.Program("words_in_words_out", kernels=LESSON / "kernels")
     program.thread(cluster=1, sources=[FACTOR], words=list(range(64)))  # no error
 
@@ -131,13 +131,17 @@ def test_shifting_a_32_bit_word_by_32_in_c_loses_the_high_half(tmp_path):
     assert old in text
     source = tmp_path / "factor.c"
     source.write_text(text.replace(old, new))
-    result, _ = run_to_end(lesson_program(split([600_851_475_143]), source))
-    # Not 6857: the high half was lost, and the thread factored 3851020999 alone.
-    assert result.words[:2].tolist() == [688543, 0]
+    with pytest.warns(km.CompileWarning, match="shift count >= width of type"):
+        result, _ = run_to_end(lesson_program(split([600_851_475_143]), source))
+    # Not 6857. The shift is undefined in C, so what comes instead is the compiler's
+    # choice: with the ziglang of this writing the high half is lost, and the thread
+    # factors 3851020999 alone (688543), as the page says.
+    assert result.words[:2].tolist() != [6857, 0]
     assert 3851020999 == 7 * 17 * 47 * 688543
     assert result.code == 0  # and nothing says so
     assert "`kmx_word(i + 1) << 32 | kmx_word(i)`" in page()
     assert "answers 688543" in page()
+    assert "km.CompileWarning" in page()
 
 
 def test_shifting_a_numpy_word_by_32_gives_0():
