@@ -11,14 +11,17 @@
         tripled = run.thread.read("tripled").view(np.uint32)
 """
 
-from komorebi._errors import CompileError, CompileWarning, KomorebiError, NotSimulatedWarning, ThreadFault
+from komorebi._errors import CoherenceWarning, CompileError, CompileWarning, KomorebiError, NotSimulatedWarning, ThreadFault
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from komorebi._session import Run, Session, Thread
+from sim.checker import Finding
 
 __all__ = [
+    "CoherenceWarning",
     "CompileError",
     "CompileWarning",
+    "Finding",
     "KomorebiError",
     "NotSimulatedWarning",
     "Program",

@@ -69,6 +69,11 @@ class ThreadFault(KomorebiError):
         super().__init__(text)
 
 
+class CoherenceWarning(UserWarning):
+    """A coherence mistake of a thread (a km.Finding), issued when the run stops. The
+    warning names the thread's source file and line."""
+
+
 class CompileWarning(UserWarning):
     """The compiler built a thread but warned about its code; the text is the compiler's
     own messages, with file:line:column. Issued at every load of that build."""

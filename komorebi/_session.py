@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import numbers as _numbers
+import warnings
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from komorebi._build import build_thread
-from komorebi._errors import ThreadFault
+from komorebi._cache_map import cache_map_svg, cache_report
+from komorebi._errors import CoherenceWarning, ThreadFault
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from sim.card import Card
+from sim.checker import Finding
 from sim.cluster import Cluster
 from sim.faults import CoreFault
 from sim.loader import load_image
@@ -134,16 +138,45 @@ class Run:
         return self.threads[cluster].result(timeout)
 
     def stop(self) -> None:
-        """Halt whatever still runs and hand the regions back. Idempotent."""
+        """Halt whatever still runs and hand the regions back (in "card" mode). Each
+        coherence finding is then issued as a km.CoherenceWarning. Idempotent."""
         if not self.stopped:
             self._card.stop()
             self.stopped = True
+            for finding in self.findings:
+                warnings.warn_explicit(
+                    CoherenceWarning(finding.message),
+                    CoherenceWarning,
+                    finding.file or "<thread>",
+                    finding.line or 0,
+                )
 
     @property
-    def findings(self) -> list:
-        raise NotImplementedError(
-            "run.findings: the coherence checker is not built yet in this version of the simulator"
-        )
+    def findings(self) -> list[Finding]:
+        """The coherence mistakes the checker found, once per region and kind, cluster by
+        cluster (complete once the run has stopped)."""
+        return [f for _, cluster in sorted(self._card.clusters.items()) for f in cluster.checker.findings]
+
+    def cache_report(self) -> str:
+        """What happened to each line of each region, as text for a terminal."""
+        self._require_stopped("run.cache_report()")
+        return cache_report(self._card.clusters.values())
+
+    def cache_map(self, path: str | PathLike) -> Path:
+        """Draw what happened to each line of each region into PATH (an .svg file) and
+        return the path."""
+        self._require_stopped("run.cache_map()")
+        if not isinstance(path, (str, PathLike)):
+            raise TypeError(f"path must be a file path (str or Path), not {type(path).__name__}")
+        path = Path(path)
+        if path.suffix.lower() != ".svg":
+            raise ValueError(f"path must end in .svg (the map is drawn as SVG), not {path.name!r}")
+        path.write_text(cache_map_svg(self._card.clusters.values()))
+        return path
+
+    def _require_stopped(self, what: str) -> None:
+        if not self.stopped:
+            raise RuntimeError(f"{what} is drawn after run.stop(), when every line's story is complete")
 
     def __enter__(self) -> "Run":
         return self
@@ -184,11 +217,6 @@ class Session:
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
-        if coherence == "strict":
-            raise NotImplementedError(
-                "coherence='strict' is not built yet in this version of the simulator; "
-                "use the default, coherence='card'"
-            )
         self.coherence = coherence
         self.closed = False
         self._runs: list[Run] = []
@@ -202,7 +230,7 @@ class Session:
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         images = {c: load_image(build_thread(spec.sources)) for c, spec in program.threads.items()}
-        card = Card(self.quantum, self.schedule_seed)
+        card = Card(self.quantum, self.schedule_seed, self.coherence)
         for number, spec in sorted(program.threads.items()):
             card.place_thread(number, images[number], spec.regions, spec.words, spec.cores)
         card.start()

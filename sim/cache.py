@@ -23,6 +23,14 @@ no program can tell the two apart unless something else writes DRAM meanwhile.
 The model never calls the engine. After `invalidate`, `flush` and `hand_back` the caller
 must drop the engines' TLB entries, so that the next access comes through the fill hook
 again.
+
+Strict mode (SPEC section 5) starts every line cached and clean but *stale*: the view holds
+STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines.
+
+What happened to each line is kept for the checker and the picture (sim.checker): per page,
+whether it was filled from DRAM and whether it was read before any invalidate and before
+any write (reads are seen a page at a time, at the fill); per line, whether a flush wrote
+it back, an invalidate dropped its writes, or it was still dirty when the thread ended.
 """
 
 from __future__ import annotations
@@ -33,6 +41,12 @@ from sim.layout import LINE, PAGE
 
 LINES_PER_PAGE = PAGE // LINE
 _NO_LINES = np.zeros(0, dtype=np.int64)
+
+STALE_BYTE = 0xA5  # what a stale line holds in strict mode: a uint32 of them is 2779096485
+STALE_WORD = 0xA5A5A5A5
+
+# What happened to a line, in rising order of importance: the picture shows the highest.
+UNTOUCHED, FRESH, FLUSHED, READ_STALE, DROPPED, UNFLUSHED = range(6)
 
 
 class CachedRegion:
@@ -53,6 +67,21 @@ class CachedRegion:
         self._clean = np.empty_like(view)  # touched page by page: resident only when used
         self._view_lines = view.view(np.uint64).reshape(-1, LINE // 8)
         self._clean_lines = self._clean.view(np.uint64).reshape(-1, LINE // 8)
+        # What happened, for the checker and the picture.
+        self.invalidated = False  # the thread has invalidated the region at least once
+        self.stale = bytearray(self.pages)  # strict mode: the page's lines hold STALE_BYTE
+        self.loaded = bytearray(self.pages)  # filled from DRAM at least once
+        self.written = bytearray(self.pages)  # written by the thread at least once
+        self.read_stale = bytearray(self.pages)  # read before any invalidate or write
+        self.line_events = np.zeros(self.pages * LINES_PER_PAGE, dtype=np.uint8)
+        self.on_stale_read = None  # callables (page) -> None, set by the checker
+        self.on_first_write = None
+
+    def start_stale(self) -> None:
+        """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's."""
+        self.view[:] = STALE_BYTE
+        self._filled[:] = b"\1" * self.pages
+        self.stale[:] = b"\1" * self.pages
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
@@ -63,10 +92,20 @@ class CachedRegion:
             start = page * PAGE
             self.view[start : start + PAGE] = self.dram[start : start + PAGE]
             self._filled[page] = 1
-        if write and not self._writable[page]:
-            start = page * PAGE
-            self._clean[start : start + PAGE] = self.view[start : start + PAGE]
-            self._writable[page] = 1
+            self.loaded[page] = 1
+        if write:
+            if not self._writable[page]:
+                start = page * PAGE
+                self._clean[start : start + PAGE] = self.view[start : start + PAGE]
+                self._writable[page] = 1
+            if not self.written[page]:
+                self.written[page] = 1
+                if self.on_first_write is not None:
+                    self.on_first_write(page)
+        elif not (self.invalidated or self.written[page] or self.read_stale[page]):
+            self.read_stale[page] = 1  # Python's data, read before any invalidate
+            if self.on_stale_read is not None:
+                self.on_stale_read(page)
         return bool(self._writable[page])
 
     def is_filled(self, page: int) -> bool:
@@ -90,10 +129,24 @@ class CachedRegion:
             found.append(np.flatnonzero(differs) + lo)
         return np.concatenate(found)
 
-    def flush(self) -> np.ndarray:
-        """kmx_flush: write the dirty lines back to DRAM; they stay cached, clean.
-        Returns the lines written."""
-        lines = self.dirty_lines()
+    def stale_words(self, lines: np.ndarray) -> np.ndarray:
+        """Byte offsets of the 4-byte words in LINES that still hold stale bytes where DRAM
+        holds something else: what a flush of them would write over Python's data. The
+        thread storing 0xA5A5A5A5 itself would be counted too."""
+        lines = lines[np.frombuffer(self.stale, dtype=np.uint8)[lines // LINES_PER_PAGE] == 1]
+        if lines.size == 0:
+            return _NO_LINES
+        view = self.view.view(np.uint32).reshape(-1, LINE // 4)[lines]
+        dram = self.dram.view(np.uint32).reshape(-1, LINE // 4)[lines]
+        row, column = np.nonzero((view == STALE_WORD) & (dram != STALE_WORD))
+        return lines[row] * LINE + column * 4
+
+    def flush(self, lines: np.ndarray | None = None) -> np.ndarray:
+        """kmx_flush: write the dirty lines (LINES, when the caller has found them) back to
+        DRAM; they stay cached, clean. Returns the lines written."""
+        if lines is None:
+            lines = self.dirty_lines()
+        self.line_events[lines] = np.maximum(self.line_events[lines], FLUSHED)
         if lines.size:
             dram_lines = self.dram.view(np.uint64).reshape(-1, LINE // 8)
             if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy
@@ -107,14 +160,33 @@ class CachedRegion:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
         writes were lost."""
         lost = self.dirty_lines()
+        self.line_events[lost] = np.maximum(self.line_events[lost], DROPPED)
         self._filled[:] = bytes(self.pages)
         self._writable[:] = bytes(self.pages)
+        self.stale[:] = bytes(self.pages)
+        self.invalidated = True
         return lost
+
+    def mark_unflushed(self) -> np.ndarray:
+        """The thread has ended: remember its dirty lines as never flushed. Returns them."""
+        lines = self.dirty_lines()
+        self.line_events[lines] = UNFLUSHED
+        return lines
+
+    def line_states(self) -> np.ndarray:
+        """What happened to each line of the span: the highest of UNTOUCHED to UNFLUSHED."""
+        pages = np.zeros(self.pages, dtype=np.uint8)
+        pages[np.frombuffer(self.loaded, dtype=np.uint8) == 1] = FRESH
+        pages[np.frombuffer(self.read_stale, dtype=np.uint8) == 1] = READ_STALE
+        return np.maximum(self.line_events, np.repeat(pages, LINES_PER_PAGE))
 
     def hand_back(self) -> np.ndarray:
         """The library's hand-back when a thread ends (card mode): write back, then drop.
-        Returns the lines written back."""
+        Returns the lines written back. (Not a flush of the thread's: the lines keep the
+        mark they had.)"""
+        events = self.line_events.copy()
         written = self.flush()
+        self.line_events[:] = events
         self._filled[:] = bytes(self.pages)
         return written
 

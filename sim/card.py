@@ -25,7 +25,10 @@ BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by 
 
 
 class Card:
-    def __init__(self, quantum: int = DEFAULT_QUANTUM, schedule_seed: int | None = None) -> None:
+    def __init__(
+        self, quantum: int = DEFAULT_QUANTUM, schedule_seed: int | None = None, coherence: str = "card"
+    ) -> None:
+        self.coherence = coherence
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
         self.clusters: dict[int, Cluster] = {}
         self.quantum = quantum
@@ -47,7 +50,8 @@ class Card:
         share = SHARES[cluster]
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(
-            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule
+            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
+            self.coherence,
         )
         self.clusters[cluster] = placed
         return placed
@@ -76,7 +80,7 @@ class Card:
                     self._wake.wait(BLOCKED_POLL)
                 continue
             core, count = turn
-            self._running[cluster.number] = core
+            self._running[cluster.number] = cluster.running = core
             try:
                 core.run(count)
             except CoreFault as fault:
@@ -85,6 +89,7 @@ class Card:
                 cluster.fail(core.fault(core.current_pc(), f"the simulator failed: {error!r}"))
             finally:
                 self._running.pop(cluster.number, None)
+                cluster.running = None
             if cluster.ended or self._stopping.is_set():
                 break
             if cluster.all_exited:

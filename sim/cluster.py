@@ -20,6 +20,7 @@ import numpy as np
 import kmx_runtime
 
 from sim.cache import CachedRegion, ClusterCache
+from sim.checker import UNFLUSHED_WRITE, Checker
 from sim.core import BLOCKED, EXITED, READY, Core
 from sim.debuginfo import LineTable, SourceLine
 from sim.dram import Bank
@@ -86,8 +87,12 @@ class Cluster:
         cores: int,
         outbox: Outbox,
         schedule: Schedule | None = None,
+        coherence: str = "card",
     ) -> None:
         self.number = number
+        self.coherence = coherence
+        self.running: Core | None = None  # the core whose turn it is (one at a time)
+        self.faulted = False
         self.schedule = schedule or Schedule(cluster=number)
         self.share = share
         self.bank = bank
@@ -101,6 +106,7 @@ class Cluster:
         self._barrier_arrivals = 0
         self.memory = AddressSpace()
         self.cache = ClusterCache()
+        self.checker = Checker(self)
         self.traps = TrapTable(self)
 
         image_span = self.memory.add(Span.allocate("the thread's image", "image", share.base, image.size))
@@ -131,7 +137,10 @@ class Cluster:
             if not isinstance(content, int):
                 dram[offset : offset + size] = content
             span.region = self.cache.add_region(span.array, dram)
+            if coherence == "strict":
+                span.region.start_stale()
             self.regions.append(Region(name, index, span, offset, size))
+            self.checker.watch(self.regions[-1])
             cursor += span_size + GUARD_BYTES
         self.cores = [
             Core(self, n, share.base + image.entry, share.base + image.halt, stacks[n].end)
@@ -142,11 +151,18 @@ class Cluster:
     # -- the thread's calls ----------------------------------------------------------------
 
     def invalidate(self, region_id: int, core: Core) -> None:
-        self.regions[region_id].cache.invalidate()
+        region = self.regions[region_id]
+        lost = region.cache.invalidate()
+        if lost.size:
+            self.checker.dropped(region, lost, core)
         self._forget_translations()
 
     def flush(self, region_id: int, core: Core) -> None:
-        self.regions[region_id].cache.flush()
+        region = self.regions[region_id]
+        lines = region.cache.dirty_lines()
+        if self.coherence == "strict" and lines.size:
+            self.checker.stale_flush(region, region.cache.stale_words(lines), core)
+        region.cache.flush(lines)
         self._forget_translations()
 
     def _forget_translations(self) -> None:
@@ -154,6 +170,12 @@ class Cluster:
             core.flush_tlb()
 
     def submit(self, core: Core) -> None:
+        for region in self.regions:  # a submission says "done so far": flushed?
+            if self.checker.has(region, UNFLUSHED_WRITE):
+                continue  # found once already: no need to compare the pages again
+            lines = region.cache.dirty_lines()
+            if lines.size:
+                self.checker.unflushed(region, lines, submit_core=core)
         words = self.result_words.copy()
         if not self.outbox.offer_submission(words):
             self._block(core, "kmx_submit", lambda: self.outbox.offer_submission(words))
@@ -201,12 +223,15 @@ class Cluster:
         self.outbox.put(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
 
     def fail(self, fault: CoreFault) -> None:
+        self.faulted = True
         self.end()
         self.outbox.put(Handed(fault=fault))
 
     def hand_back(self) -> None:
-        """Write every dirty line back and drop every line (card mode)."""
-        self.cache.hand_back()
+        """Card mode: write every dirty line back and drop every line. Strict mode: nothing;
+        what the thread did not flush never reaches DRAM."""
+        if self.coherence == "card":
+            self.cache.hand_back()
 
     def end(self) -> None:
         if self.ended:
@@ -216,6 +241,10 @@ class Cluster:
             if rest:
                 self._emit(core, rest)
                 self._pending_text[core] = ""
+        for region in self.regions:
+            lines = region.cache.mark_unflushed()
+            if lines.size and not self.faulted:
+                self.checker.unflushed(region, lines)
         self.hand_back()
 
     def release(self) -> None:

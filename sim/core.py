@@ -43,7 +43,7 @@ from unicorn.riscv_const import (
 )
 
 from sim import decode
-from sim.faults import CoreFault
+from sim.faults import CoreFault, Frame
 from sim.layout import PAGE
 
 if TYPE_CHECKING:
@@ -259,9 +259,16 @@ class Core:
     def fault(self, pc: int, cause: str) -> CoreFault:
         """A CoreFault at PC, with its source line and a backtrace through frame pointers."""
         frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0))
-        # Name the user's line: the first frame outside the runtime (a kmx call's
-        # wrapper in kmx.h is a frame of its own).
-        named = next(
+        named = self._user_frame(frames)
+        return CoreFault(self.cluster.number, self.number, pc, cause, named.source, frames, named.pc)
+
+    def user_frame(self, pc: int, fp: int) -> Frame:
+        """The frame of the user's code that led to PC (FP: the frame pointer, s0)."""
+        return self._user_frame(self.cluster.frames(pc, fp))
+
+    def _user_frame(self, frames: list[Frame]) -> Frame:
+        # The first frame outside the runtime (a kmx call's wrapper in kmx.h is a frame
+        # of its own), or PC's own when none is.
+        return next(
             (f for f in frames if f.source and not self.cluster.in_runtime(f.source)), frames[0]
         )
-        return CoreFault(self.cluster.number, self.number, pc, cause, named.source, frames, named.pc)

@@ -64,8 +64,9 @@ def test_one_thread_per_cluster(tmp_path):
 def test_session_checks_coherence():
     with pytest.raises(ValueError, match="'card' or 'strict'"):
         km.Session(coherence="loose")
-    with pytest.raises(NotImplementedError, match="not built yet"):
-        km.Session(coherence="strict")
+    with pytest.raises(TypeError, match="coherence must be a str"):
+        km.Session(coherence=1)
+    assert km.Session(coherence="strict").coherence == "strict"
 
 
 def test_load_needs_a_program_with_a_thread(tmp_path):

@@ -1,0 +1,268 @@
+"""The coherence checker: the four mistakes of SPEC section 5, each found once per region
+and kind, named in the user's own source line and explained.
+
+| kind | found when |
+| --- | --- |
+| read-before-invalidate | a core reads a region page before the thread has invalidated the region (and before it wrote the page): on a card the cache may hold stale lines from before Python wrote it |
+| unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region |
+| invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
+| flush-wrote-stale-bytes | kmx_flush writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
+
+Reads are seen a page at a time, when a core's engine first translates the page (sim.core):
+the checker costs nothing on the fast path. The first write to each page is remembered
+(its pc, and its return address, so that a write inside memcpy names the caller), because
+an unflushed write is only known to be one when the thread ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_RA, UC_RISCV_REG_S0
+
+from sim.layout import LINE, PAGE
+
+if TYPE_CHECKING:
+    from sim.cluster import Cluster, Region
+    from sim.core import Core
+
+READ_BEFORE_INVALIDATE = "read-before-invalidate"
+UNFLUSHED_WRITE = "unflushed-write"
+INVALIDATE_DROPPED_WRITES = "invalidate-dropped-writes"
+FLUSH_WROTE_STALE_BYTES = "flush-wrote-stale-bytes"
+KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One coherence mistake of a thread: what, where in the region, where in the source.
+
+    `start` and `end` are byte offsets in the region (end exclusive), the span of every
+    byte the mistake touched; `file` and `line` are the source line of its first
+    occurrence; `message` says what went wrong and what the fix is.
+    """
+
+    kind: str
+    cluster: int
+    core: int
+    region: str
+    region_id: int
+    start: int
+    end: int
+    file: str | None
+    line: int | None
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no source line)"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def _at(source) -> str:
+    return f"at line {source.line} " if source is not None else ""
+
+
+def _bytes(start: int, end: int, size: int) -> str:
+    if start == 0 and end == size:
+        return f"all {size} bytes"
+    return f"bytes {start} to {end - 1}"
+
+
+class Checker:
+    """The findings of one cluster's thread."""
+
+    def __init__(self, cluster: "Cluster") -> None:
+        self.cluster = cluster
+        self._found: dict[tuple[int, str], Finding] = {}
+        self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
+        self._first_writes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def has(self, region: "Region", kind: str) -> bool:
+        return (region.id, kind) in self._found
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted(self._found.values(), key=lambda f: (f.region_id, KINDS.index(f.kind)))
+
+    def watch(self, region: "Region") -> None:
+        """Hear of REGION's stale reads and first writes (from the fill hook)."""
+        pages = region.cache.pages
+        self._first_writes[region.id] = (
+            np.zeros(pages, dtype=np.uint64),  # pc
+            np.zeros(pages, dtype=np.uint64),  # ra
+            np.zeros(pages, dtype=np.int8),  # core
+        )
+        region.cache.on_stale_read = lambda page: self._stale_read(region, page)
+        region.cache.on_first_write = lambda page: self._first_write(region, page)
+
+    # -- where a core is -------------------------------------------------------------------
+
+    def _core(self) -> "Core | None":
+        return self.cluster.running
+
+    def _source(self, pc: int, ra: int | None = None):
+        """The user's source line at PC; inside the runtime (memcpy, a kmx call), the
+        caller's line at the return address RA."""
+        source = self.cluster.source_line(pc)
+        if (source is None or self.cluster.in_runtime(source)) and ra:
+            caller = self.cluster.source_line(ra - 2)
+            if caller is not None:
+                return caller
+        return source
+
+    def _here(self, core: "Core | None", pc: int | None = None):
+        """(core number, source line) of what CORE is doing now, by its frames."""
+        if core is None or core.uc is None:
+            return 0, None
+        pc_now, s0 = core.uc.reg_read_batch([UC_RISCV_REG_PC, UC_RISCV_REG_S0])
+        frame = core.user_frame(pc if pc is not None else pc_now, s0)
+        return core.number, frame.source
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _stale_read(self, region: "Region", page: int) -> None:
+        start, end = self._clip(region, page * PAGE, (page + 1) * PAGE)
+        if start >= end:
+            return
+        key = (region.id, READ_BEFORE_INVALIDATE)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        core, source = self._here(self._core())
+        where = _at(source)
+        self._record(
+            key, core, region, start, end, source,
+            lambda start, end: (
+                f"core {core} read region {region.name!r} ({_bytes(start, end, region.size)}) "
+                f"{where}before the thread invalidated it. Python wrote the region to DRAM, "
+                "past the cache, and the cache may still hold stale lines from before: on a "
+                "card the core can read them instead of Python's data. Call "
+                f"kmx_invalidate({region.id}) before the first read."
+            ),
+        )
+
+    def _first_write(self, region: "Region", page: int) -> None:
+        core = self._core()
+        if core is None or core.uc is None:
+            return
+        pcs, ras, cores = self._first_writes[region.id]
+        pcs[page], ras[page] = core.uc.reg_read_batch([UC_RISCV_REG_PC, UC_RISCV_REG_RA])
+        cores[page] = core.number
+
+    def _writer(self, region: "Region", lines: np.ndarray):
+        """(core, source line) of the first write to the first of LINES."""
+        pcs, ras, cores = self._first_writes[region.id]
+        page = int(lines[0]) * LINE // PAGE
+        if not pcs[page]:
+            return None, None
+        return int(cores[page]), self._source(int(pcs[page]), int(ras[page]))
+
+    def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None) -> None:
+        """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty."""
+        start, end = self._line_range(region, lines)
+        if start >= end:
+            return
+        key = (region.id, UNFLUSHED_WRITE)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        core, source = self._writer(region, lines)
+        if submit_core is not None:
+            _, at = self._here(submit_core, submit_core.current_pc() - 4)
+            when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
+        else:
+            when = "when the thread ended"
+        who = f"core {core}" if core is not None else "the thread"
+        where = _at(source)
+        self._record(
+            key, core or 0, region, start, end, source,
+            lambda start, end: (
+                f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
+                f"{' ' + where.strip() if where else ''}, and the lines were still dirty in "
+                f"the cache {when}: on a card they "
+                "may never reach DRAM, and Python would read what was there before. Call "
+                f"kmx_flush({region.id}) after the last write."
+            ),
+        )
+
+    def dropped(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
+        """CORE's kmx_invalidate dropped LINES of REGION, which were dirty."""
+        start, end = self._line_range(region, lines)
+        if start >= end:
+            return
+        key = (region.id, INVALIDATE_DROPPED_WRITES)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        number, source = self._here(core, core.current_pc() - 4)
+        writer, written_at = self._writer(region, lines)
+        wrote = f", written at line {written_at.line}," if written_at is not None else ""
+        where = _at(source)
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"kmx_invalidate({region.id}) {where}dropped dirty lines of region "
+                f"{region.name!r} ({_bytes(start, end, region.size)}){wrote} before they "
+                "were flushed: those writes are lost, and DRAM keeps the old bytes. Flush "
+                f"the region (kmx_flush({region.id})) before invalidating it, or invalidate "
+                "it before the thread writes, not after."
+            ),
+        )
+
+    def stale_flush(self, region: "Region", words: np.ndarray, core: "Core") -> None:
+        """CORE's kmx_flush wrote back the stale 4-byte WORDS (span byte offsets)."""
+        if words.size == 0:
+            return
+        start, end = self._clip(region, int(words.min()), int(words.max()) + 4)
+        if start >= end:
+            return
+        key = (region.id, FLUSH_WROTE_STALE_BYTES)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        number, source = self._here(core, core.current_pc() - 4)
+        where = _at(source)
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"kmx_flush({region.id}) {where}wrote back bytes of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}) that the thread never wrote: they "
+                "came from stale lines in the cache, which the thread had written only in "
+                "part, and they overwrote Python's data in DRAM. Call "
+                f"kmx_invalidate({region.id}) before the thread first writes the region."
+            ),
+        )
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _clip(region: "Region", start: int, end: int) -> tuple[int, int]:
+        """Span offsets [START, END) as region offsets, clipped to the region."""
+        return max(start - region.offset, 0), min(end - region.offset, region.size)
+
+    def _line_range(self, region: "Region", lines: np.ndarray) -> tuple[int, int]:
+        if lines.size == 0:
+            return 0, 0
+        return self._clip(region, int(lines.min()) * LINE, (int(lines.max()) + 1) * LINE)
+
+    def _record(self, key, core: int, region: "Region", start: int, end: int, source,
+                message: Callable[[int, int], str]) -> None:
+        self._explain[key] = message
+        self._found[key] = Finding(
+            kind=key[1], cluster=self.cluster.number, core=core, region=region.name,
+            region_id=region.id, start=start, end=end,
+            file=source.file if source is not None else None,
+            line=source.line if source is not None else None,
+            message=message(start, end),
+        )
+
+    def _extend(self, key, start: int, end: int) -> None:
+        found = self._found[key]
+        if start < found.start or end > found.end:
+            start, end = min(start, found.start), max(end, found.end)
+            self._found[key] = replace(found, start=start, end=end, message=self._explain[key](start, end))
