@@ -1,0 +1,184 @@
+"""The fast cache model (sim.cache) against a reference model that is obviously right: a
+dictionary of 64-byte lines. Hypothesis drives both through random reads, writes,
+invalidates, flushes and hand-backs at random offsets and sizes, in both modes, and after
+every step compares DRAM, what a core reads, the lines each operation reported, and the
+checker's events (stale reads, stale words written back).
+
+The reference keeps, for each cached line, its bytes and its bytes when it was last clean;
+a line is dirty when the two differ. That is the model's documented rule (a store of a
+line's own bytes leaves it clean), said the simplest way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from sim.cache import STALE_BYTE, STALE_WORD, CachedRegion
+from sim.layout import LINE, PAGE
+
+PAGES = 3
+SIZE = PAGES * PAGE
+LINES = SIZE // LINE
+
+
+class Reference:
+    def __init__(self, dram: bytes, strict: bool) -> None:
+        self.dram = bytearray(dram)
+        # line -> [bytes now, bytes when last clean, stale?]
+        self.lines: dict[int, list] = {}
+        if strict:
+            for line in range(LINES):
+                self.lines[line] = [bytes([STALE_BYTE]) * LINE, bytes([STALE_BYTE]) * LINE, True]
+        self.invalidated = False
+        self.written_pages: set[int] = set()
+        self.stale_reads: set[int] = set()
+
+    def _line(self, line: int) -> list:
+        if line not in self.lines:  # a fill: the whole page comes in, as on the model
+            page = line * LINE // PAGE
+            for other in range(page * PAGE // LINE, (page + 1) * PAGE // LINE):
+                if other not in self.lines:
+                    data = bytes(self.dram[other * LINE : (other + 1) * LINE])
+                    self.lines[other] = [data, data, False]
+        return self.lines[line]
+
+    def read(self, offset: int, size: int) -> bytes:
+        for page in range(offset // PAGE, (offset + size - 1) // PAGE + 1):
+            if not self.invalidated and page not in self.written_pages:
+                self.stale_reads.add(page)
+        return self.peek(offset, size)
+
+    def peek(self, offset: int, size: int) -> bytes:
+        """The bytes a read would see, without being a read of the thread's."""
+        out = bytearray()
+        for address in range(offset, offset + size):
+            out.append(self._line(address // LINE)[0][address % LINE])
+        return bytes(out)
+
+    def write(self, offset: int, data: bytes) -> None:
+        for page in range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1):
+            self.written_pages.add(page)
+        for i, value in enumerate(data):
+            address = offset + i
+            entry = self._line(address // LINE)
+            line = bytearray(entry[0])
+            line[address % LINE] = value
+            entry[0] = bytes(line)
+
+    def dirty(self) -> list[int]:
+        return sorted(line for line, (now, clean, _) in self.lines.items() if now != clean)
+
+    def stale_words(self, lines: list[int]) -> list[int]:
+        out = []
+        for line in lines:
+            now, _, stale = self.lines[line]
+            for word in range(0, LINE, 4):
+                dram = self.dram[line * LINE + word : line * LINE + word + 4]
+                if stale and now[word : word + 4] == bytes([STALE_BYTE]) * 4 and dram != bytes([STALE_BYTE]) * 4:
+                    out.append(line * LINE + word)
+        return out
+
+    def flush(self) -> list[int]:
+        dirty = self.dirty()
+        for line in dirty:
+            entry = self.lines[line]
+            self.dram[line * LINE : (line + 1) * LINE] = entry[0]
+            entry[1] = entry[0]
+        return dirty
+
+    def invalidate(self) -> list[int]:
+        lost = self.dirty()
+        self.lines.clear()
+        self.invalidated = True
+        return lost
+
+    def hand_back(self) -> list[int]:
+        written = self.flush()
+        self.lines.clear()
+        return written
+
+
+class CacheMachine(RuleBasedStateMachine):
+    @initialize(strict=st.booleans(), seed=st.integers(0, 2**32 - 1))
+    def start(self, strict, seed):
+        dram = np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8)
+        dram[: 2 * LINE] = STALE_BYTE  # some DRAM that already holds the stale pattern
+        self.view = np.zeros(SIZE, dtype=np.uint8)
+        self.dram = dram.copy()
+        self.model = CachedRegion(self.view, self.dram)
+        self.stale_reads: list[int] = []
+        self.model.on_stale_read = self.stale_reads.append
+        if strict:
+            self.model.start_stale()
+        self.reference = Reference(dram.tobytes(), strict)
+
+    def _access(self, offset: int, size: int, write: bool) -> None:
+        """What a core's engine does: the fill hook for each page, then the bytes."""
+        for page in range(offset // PAGE, (offset + size - 1) // PAGE + 1):
+            self.model.access(page, write)
+
+    @rule(data=st.data())
+    def read(self, data):
+        offset = data.draw(st.integers(0, SIZE - 1))
+        size = data.draw(st.integers(1, min(300, SIZE - offset)))
+        self._access(offset, size, write=False)
+        got = self.view[offset : offset + size].tobytes()
+        assert got == self.reference.read(offset, size)
+
+    @rule(data=st.data())
+    def write(self, data):
+        offset = data.draw(st.integers(0, SIZE - 1))
+        size = data.draw(st.integers(1, min(300, SIZE - offset)))
+        kind = data.draw(st.sampled_from(["random", "same", "stale"]))
+        if kind == "random":
+            payload = data.draw(st.binary(min_size=size, max_size=size))
+        elif kind == "same":  # the line's own bytes: the documented approximation
+            payload = self.reference.peek(offset, size)
+        else:
+            payload = bytes([STALE_BYTE]) * size
+        self._access(offset, size, write=True)
+        self.view[offset : offset + size] = np.frombuffer(payload, dtype=np.uint8)
+        self.reference.write(offset, payload)
+
+    @rule()
+    def flush(self):
+        lines = self.model.dirty_lines()
+        assert lines.tolist() == self.reference.dirty()
+        assert self.model.stale_words(lines).tolist() == self.reference.stale_words(lines.tolist())
+        assert self.model.flush(lines).tolist() == self.reference.flush()
+
+    @rule()
+    def invalidate(self):
+        assert self.model.invalidate().tolist() == self.reference.invalidate()
+
+    @precondition(lambda self: hasattr(self, "model"))
+    @rule()
+    def hand_back(self):
+        assert self.model.hand_back().tolist() == self.reference.hand_back()
+
+    @invariant()
+    def dram_agrees(self):
+        if hasattr(self, "model"):
+            assert self.dram.tobytes() == bytes(self.reference.dram)
+
+    @invariant()
+    def stale_reads_agree(self):
+        if hasattr(self, "model"):
+            assert sorted(self.stale_reads) == sorted(self.reference.stale_reads)
+            assert len(self.stale_reads) == len(set(self.stale_reads))  # each page once
+
+    @invariant()
+    def dirty_lines_agree(self):
+        if hasattr(self, "model"):
+            assert self.model.dirty_lines().tolist() == self.reference.dirty()
+
+
+TestCacheMachine = CacheMachine.TestCase
+TestCacheMachine.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+
+
+def test_the_stale_word_is_the_stale_byte_four_times():
+    assert STALE_WORD == int.from_bytes(bytes([STALE_BYTE]) * 4, "little")

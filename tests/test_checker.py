@@ -1,0 +1,260 @@
+"""The coherence checker and strict mode, through the public API: each kind of finding
+from a small C thread (kind, region, source line), strict mode's wrong numbers for the
+lesson's two mistakes, the warnings at stop, and the picture."""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.conftest import ROOT
+
+LESSON = ROOT / "tutorial" / "35_sharing_memory"
+TRIPLE = (LESSON / "thread" / "triple.c").read_text()
+NUMBERS = np.arange(1024, dtype=np.uint32)
+
+
+def run_source(tmp_path, text, *, mode="card", regions=None, cores=1, words=(), name="thread.c"):
+    source = tmp_path / name
+    source.write_text(text)
+    program = km.Program("checker", kernels=LESSON / "kernels")
+    program.thread(cluster=1, sources=[source], regions=regions if regions is not None else
+                   {"numbers": NUMBERS, "tripled": NUMBERS.nbytes}, cores=cores, words=words)
+    with km.Session(coherence=mode) as session:
+        run = session.load(program)
+        results = []
+        try:
+            while True:
+                results.append(run.thread_result(timeout=30))
+                if results[-1].final:
+                    break
+        finally:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                run.stop()
+    return run, results, caught
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+# -- the lesson, and its two mistakes --------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["card", "strict"])
+def test_the_lesson_is_right_and_has_no_findings_in_both_modes(tmp_path, mode):
+    run, _, caught = run_source(tmp_path, TRIPLE, mode=mode)
+    assert (run.thread.read("tripled").view(np.uint32) == 3 * NUMBERS).all()
+    assert run.findings == [] and caught == []
+
+
+def test_without_the_invalidate_strict_mode_reads_stale_bytes(tmp_path):
+    text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
+    run, _, caught = run_source(tmp_path, text, mode="strict")
+    tripled = run.thread.read("tripled").view(np.uint32)
+    assert (tripled == np.uint32(3 * 0xA5A5A5A5 % 2**32)).all()  # stale bytes, tripled
+    [finding] = run.findings
+    assert (finding.kind, finding.region, finding.region_id) == ("read-before-invalidate", "numbers", 0)
+    assert (finding.start, finding.end) == (0, NUMBERS.nbytes)
+    assert finding.file.endswith("thread.c") and finding.line == line_of(text, "3 * numbers[i]")
+    assert "kmx_invalidate(0)" in finding.message
+    [warning] = caught
+    assert warning.category is km.CoherenceWarning
+    assert warning.filename == finding.file and warning.lineno == finding.line
+
+
+def test_without_the_invalidate_card_mode_is_right_by_luck_and_says_so(tmp_path):
+    text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
+    run, _, _ = run_source(tmp_path, text, mode="card")
+    assert (run.thread.read("tripled").view(np.uint32) == 3 * NUMBERS).all()
+    assert [f.kind for f in run.findings] == ["read-before-invalidate"]
+
+
+@pytest.mark.parametrize("mode", ["card", "strict"])
+def test_without_the_flush_the_write_line_is_named(tmp_path, mode):
+    text = TRIPLE.replace("    kmx_flush(1);\n", "")
+    run, _, _ = run_source(tmp_path, text, mode=mode)
+    tripled = run.thread.read("tripled").view(np.uint32)
+    if mode == "strict":
+        assert (tripled == 0).all()  # never reached DRAM
+    else:
+        assert (tripled == 3 * NUMBERS).all()  # the library's hand-back saved it
+    [finding] = run.findings
+    assert (finding.kind, finding.region, finding.region_id) == ("unflushed-write", "tripled", 1)
+    assert finding.line == line_of(text, "3 * numbers[i]") and finding.core == 0
+    assert "kmx_flush(1)" in finding.message and "when the thread ended" in finding.message
+
+
+# -- each kind, from a thread of its own -------------------------------------------------------
+
+DROPS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* out = (uint32_t*)kmx_region(0, &bytes);
+    for (uint64_t i = 0; i < bytes / 4; i++) out[i] = 7;
+    kmx_invalidate(0); /* drops the writes */
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["card", "strict"])
+def test_an_invalidate_that_drops_writes(tmp_path, mode):
+    run, _, _ = run_source(tmp_path, DROPS, mode=mode, regions={"out": 8192})
+    assert (run.thread.read("out") == 0).all()  # lost in both modes
+    [finding] = run.findings
+    assert (finding.kind, finding.region) == ("invalidate-dropped-writes", "out")
+    assert finding.line == line_of(DROPS, "drops the writes")
+    assert (finding.start, finding.end) == (0, 8192)
+    assert "written at line 6" in finding.message
+
+
+PARTIAL = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* out = (uint32_t*)kmx_region(0, &bytes);
+    for (uint64_t i = 0; i < bytes / 4; i += 16) out[i] = 1; /* one word a line */
+    kmx_flush(0); /* writes the other fifteen back too */
+    return 0;
+}
+"""
+
+
+def test_a_flush_of_partly_written_stale_lines(tmp_path):
+    data = np.full(1024, 5, dtype=np.uint32)
+    run, _, _ = run_source(tmp_path, PARTIAL, mode="strict", regions={"out": data})
+    out = run.thread.read("out").view(np.uint32).reshape(-1, 16)
+    assert (out[:, 0] == 1).all() and (out[:, 1:] == 0xA5A5A5A5).all()  # Python's 5s are gone
+    assert (data == 5).all()  # the caller's array is untouched
+    kinds = {f.kind: f for f in run.findings}
+    assert set(kinds) == {"flush-wrote-stale-bytes"}
+    finding = kinds["flush-wrote-stale-bytes"]
+    assert finding.line == line_of(PARTIAL, "writes the other fifteen")
+    assert (finding.start, finding.end) == (4, 4096)
+
+
+def test_the_same_thread_in_card_mode_writes_only_its_words(tmp_path):
+    data = np.full(1024, 5, dtype=np.uint32)
+    run, _, _ = run_source(tmp_path, PARTIAL, mode="card", regions={"out": data})
+    out = run.thread.read("out").view(np.uint32).reshape(-1, 16)
+    assert (out[:, 0] == 1).all() and (out[:, 1:] == 5).all()
+    assert run.findings == []  # nothing stale to write back in card mode (docs say so)
+
+
+SUBMITS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* out = (uint32_t*)kmx_region(0, &bytes);
+    kmx_invalidate(0);
+    out[0] = 1;
+    kmx_submit(); /* out is still dirty */
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_a_submit_with_unflushed_writes(tmp_path):
+    run, results, _ = run_source(tmp_path, SUBMITS, regions={"out": 64})
+    assert [r.final for r in results] == [False, True]
+    [finding] = run.findings
+    assert finding.kind == "unflushed-write" and finding.line == line_of(SUBMITS, "out[0] = 1")
+    assert f"kmx_submit at line {line_of(SUBMITS, 'still dirty')}" in finding.message
+    assert (finding.start, finding.end) == (0, 64)
+
+
+MEMCPY = r"""
+#include "kmx.h"
+void* memcpy(void*, const void*, unsigned long);
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* out = (uint32_t*)kmx_region(0, &bytes);
+    uint32_t here[32] = {1, 2, 3};
+    memcpy(out, here, sizeof here); /* the write, inside the runtime's memcpy */
+    return 0;
+}
+"""
+
+
+def test_a_write_inside_memcpy_names_the_callers_line(tmp_path):
+    run, _, _ = run_source(tmp_path, MEMCPY, regions={"out": 4096})
+    [finding] = run.findings
+    assert finding.kind == "unflushed-write" and finding.line == line_of(MEMCPY, "inside the runtime")
+
+
+ALL_CORES = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* x = (uint32_t*)kmx_region(0, &bytes);
+    uint64_t n = bytes / 4, share = n / 4;
+    uint32_t sum = 0;
+    for (uint64_t i = core * share; i < (core + 1) * share; i++) sum += x[i]; /* no invalidate */
+    kmx_result(core, &sum, 1);
+    kmx_barrier();
+    if (core == 2) kmx_invalidate(0);
+    return 0;
+}
+"""
+
+
+def test_once_per_region_and_kind_with_the_first_core_and_the_whole_range(tmp_path):
+    run, _, caught = run_source(tmp_path, ALL_CORES, regions={"x": np.ones(4096, np.uint32)}, cores=4)
+    [finding] = run.findings
+    assert finding.kind == "read-before-invalidate" and finding.core == 0
+    assert (finding.start, finding.end) == (0, 16384)  # the four cores' reads, together
+    assert "all 16384 bytes" in finding.message
+    assert len(caught) == 1
+
+
+# -- the picture ----------------------------------------------------------------------------------
+
+def test_the_report_and_the_map_show_each_lines_story(tmp_path):
+    text = TRIPLE.replace("    kmx_invalidate(0);\n", "").replace("    kmx_flush(1);\n", "")
+    run, _, _ = run_source(tmp_path, text, mode="strict")
+    report = run.cache_report()
+    assert "region 'numbers' (ID 0, 4096 bytes, 64 lines, strict mode)\n  " + "s" * 64 in report
+    assert "region 'tripled' (ID 1, 4096 bytes, 64 lines, strict mode)\n  " + "U" * 64 in report
+    assert "64 read before an invalidate" in report and "64 written, never flushed" in report
+    assert "finding: read-before-invalidate in region 'numbers'" in report
+    path = run.cache_map(tmp_path / "map.svg")
+    svg = ET.parse(path).getroot()
+    fills = [r.get("fill") for r in svg.iter("{http://www.w3.org/2000/svg}rect")]
+    assert fills.count("#fd8d3c") == 64 + 1  # the lines of numbers, and the key
+    assert fills.count("#de2d26") == 64 + 1
+    texts = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+    assert "written, never flushed" in texts and "finding: unflushed-write" in texts
+
+
+def test_a_big_region_is_drawn_a_cell_for_several_lines(tmp_path):
+    run, _, _ = run_source(tmp_path, TRIPLE, regions={"numbers": np.zeros(1 << 18, np.uint32), "tripled": 1 << 20})
+    report = run.cache_report()
+    assert "one mark for every 64 lines" in report
+    svg = ET.parse(run.cache_map(tmp_path / "big.svg")).getroot()
+    cells = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.find("{http://www.w3.org/2000/svg}title") is not None]
+    assert len(cells) == 2 * 64 * 32
+
+
+def test_the_picture_waits_for_stop_and_wants_an_svg_path(tmp_path):
+    source = tmp_path / "t.c"
+    source.write_text(TRIPLE)
+    program = km.Program("p", kernels=LESSON / "kernels")
+    program.thread(cluster=1, sources=[source], regions={"numbers": NUMBERS, "tripled": 4096})
+    with km.Session() as session:
+        run = session.load(program)
+        with pytest.raises(RuntimeError, match="after run.stop"):
+            run.cache_report()
+        run.thread_result(timeout=30)
+        run.stop()
+        with pytest.raises(ValueError, match=r"must end in \.svg"):
+            run.cache_map(tmp_path / "map.png")
+        with pytest.raises(TypeError, match="file path"):
+            run.cache_map(3)
