@@ -282,8 +282,13 @@ class Cluster:
             frames.append(Frame(ra - 2, self.source_line(ra - 2)))
         return frames
 
-    def describe_address(self, address: int) -> str:
-        """Where ADDRESS is, in the user's words."""
+    def describe_address(self, address: int, fetch: bool = False) -> str:
+        """Where ADDRESS is, in the user's words (FETCH: the core jumped there)."""
+        if address < PAGE and fetch:
+            return (
+                "which is a null pointer: a call through a function pointer that is 0, or a "
+                "return through a return address the thread overwrote"
+            )
         if address < PAGE:
             return (
                 "which is a null pointer (kmx_region returns 0 for a region ID the thread "

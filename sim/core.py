@@ -249,16 +249,26 @@ class Core:
             what = {UC_MEM_FETCH: "an instruction fetch from", UC_MEM_WRITE: "a store to"}.get(
                 access, "a load from"
             )
-            cause = f"{what} {address:#x}, {self.cluster.describe_address(address)}"
-            if access == UC_MEM_FETCH:
-                pc = address
+            fetch = access == UC_MEM_FETCH
+            cause = f"{what} {address:#x}, {self.cluster.describe_address(address, fetch)}"
+            if fetch:  # the jump's own pc is lost; ra tells where a call came from
+                return self.fault(address, cause, came_from=self.uc.reg_read(UC_RISCV_REG_RA))
+        elif error.errno == ucc.UC_ERR_INSN_INVALID:
+            insn = self._instruction_at(pc)
+            if insn in ("instruction 0x00100073", "instruction 0x9002"):  # ebreak, c.ebreak
+                cause = f"an ebreak ({insn}): a breakpoint, and no debugger is attached"
+            else:
+                cause = f"an instruction the engine cannot run ({insn}). {ILLEGAL_HELP}"
         else:
             cause = f"the engine stopped: {error}"
         return self.fault(pc, cause)
 
-    def fault(self, pc: int, cause: str) -> CoreFault:
-        """A CoreFault at PC, with its source line and a backtrace through frame pointers."""
+    def fault(self, pc: int, cause: str, came_from: int | None = None) -> CoreFault:
+        """A CoreFault at PC, with its source line and a backtrace through frame pointers
+        (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
         frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0))
+        if came_from and self.cluster.source_line(came_from - 2) is not None:
+            frames.insert(1, Frame(came_from - 2, self.cluster.source_line(came_from - 2)))
         named = self._user_frame(frames)
         return CoreFault(self.cluster.number, self.number, pc, cause, named.source, frames, named.pc)
 
