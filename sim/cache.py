@@ -93,6 +93,7 @@ class CachedRegion:
             self.view[start : start + PAGE] = self.dram[start : start + PAGE]
             self._filled[page] = 1
             self.loaded[page] = 1
+            self.stale[page] = 0
         if write:
             if not self._writable[page]:
                 start = page * PAGE
@@ -188,6 +189,7 @@ class CachedRegion:
         written = self.flush()
         self.line_events[:] = events
         self._filled[:] = bytes(self.pages)
+        self.stale[:] = bytes(self.pages)
         return written
 
 

@@ -177,7 +177,7 @@ class CacheMachine(RuleBasedStateMachine):
 
 
 TestCacheMachine = CacheMachine.TestCase
-TestCacheMachine.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+TestCacheMachine.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
 
 
 def test_the_stale_word_is_the_stale_byte_four_times():
