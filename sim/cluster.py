@@ -133,7 +133,7 @@ class Cluster:
                 )
             dram = bank.storage(share.offset + cursor, span_size)
             span = self.memory.add(Span.allocate(name, "region", share.base + cursor, span_size))
-            offset = span_size - align_up(size, LINE)
+            offset = span_size - size  # the end is the span's: the first byte past it faults
             if not isinstance(content, int):
                 dram[offset : offset + size] = content
             span.region = self.cache.add_region(span.array, dram)

@@ -120,3 +120,45 @@ def test_flush_of_a_region_id_out_of_range_is_a_fault(tmp_path):
     source = '#include "kmx.h"\nint kmx_main(int core) {\n    kmx_flush(2);\n    return 0;\n}\n'
     with pytest.raises(km.ThreadFault, match=r"kmx_flush: region ID 2 does not exist; the thread has IDs 0 to 1"):
         run_to_end(program_for(source, tmp_path, regions={"a": 8, "b": 8}))
+
+
+OVERRUN_BY_ONE = """
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    volatile uint8_t* p = (volatile uint8_t*)kmx_region(0, &bytes);
+    uint32_t sum = 0;
+    for (uint64_t i = 0; i <= bytes; i++) sum += p[i]; /* one byte too far */
+    return sum;
+}
+"""
+
+
+@pytest.mark.parametrize("size", [1, 63, 100, 4095, 4097, 12288])
+def test_reading_one_byte_past_the_end_of_any_size_of_region_is_a_fault(tmp_path, size):
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(OVERRUN_BY_ONE, tmp_path, regions={"r": size}))
+    fault = caught.value
+    assert f"0 bytes past the end of region 'r' (ID 0, {size} bytes at" in fault.cause
+    assert fault.line == 7
+
+
+ADDRESS = """
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint64_t address = (uint64_t)kmx_region(0, &bytes);
+    uint32_t out[2] = {(uint32_t)address, (uint32_t)(address >> 32)};
+    kmx_result(0, out, 2);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("dtype, count", [(np.uint8, 4095), (np.uint16, 1001), (np.uint32, 1023), (np.float64, 3), (np.uint32, 4096)])
+def test_a_region_is_aligned_for_its_elements(tmp_path, dtype, count):
+    result, _ = run_to_end(program_for(ADDRESS, tmp_path, regions={"r": np.zeros(count, dtype)}))
+    address = int(result.words[0]) | int(result.words[1]) << 32
+    assert address % np.dtype(dtype).itemsize == 0
+    if count * np.dtype(dtype).itemsize % 4096 == 0:
+        assert address % 4096 == 0
