@@ -10,6 +10,7 @@ lines) at a time.
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -19,17 +20,21 @@ from sim.cluster import Cluster, Region
 from sim.layout import LINE
 
 # state: (mark in the text form, colour in the image, words)
+# The colours are Okabe and Ito's, told apart with most colour blindness; the three
+# mistakes are also hatched, so that they stand out in grey too.
 STATES = {
     UNTOUCHED: (".", "#e6e6e6", "not touched"),
-    FRESH: ("f", "#9ecae1", "fresh from DRAM"),
-    FLUSHED: ("w", "#31a354", "written and flushed"),
-    READ_STALE: ("s", "#fd8d3c", "read before an invalidate: stale on a card"),
-    DROPPED: ("x", "#8856a7", "written, then dropped by an invalidate"),
-    UNFLUSHED: ("U", "#de2d26", "written, never flushed"),
+    FRESH: ("f", "#56b4e9", "fresh from DRAM"),
+    FLUSHED: ("w", "#009e73", "written and flushed"),
+    READ_STALE: ("s", "#e69f00", "read before an invalidate: stale on a card"),
+    DROPPED: ("x", "#cc79a7", "written, then dropped by an invalidate"),
+    UNFLUSHED: ("U", "#d55e00", "written, never flushed"),
 }
+MISTAKES = (READ_STALE, DROPPED, UNFLUSHED)
 TEXT_WIDTH = 64  # marks a row in the text form
 TEXT_ROWS = 4  # at most; beyond, a mark stands for several lines
 CELL = 9  # pixels a cell in the image
+LEFT = 64  # pixels left of the cells, for the byte offsets of the rows
 COLUMNS = 64
 IMAGE_ROWS = 32  # at most
 
@@ -63,6 +68,15 @@ def _title(cluster: Cluster, region: Region, lines: int) -> str:
     )
 
 
+def _finding(finding) -> str:
+    """A finding in one short line: the file by its name, not its whole path."""
+    where = f"{Path(finding.file).name}:{finding.line}" if finding.file else "(no source line)"
+    return (
+        f"{finding.kind} in region {finding.region!r} (bytes {finding.start} to "
+        f"{finding.end - 1}) at {where}, core {finding.core}"
+    )
+
+
 def cache_report(clusters: Iterable[Cluster]) -> str:
     out = []
     for cluster in sorted(clusters, key=lambda c: c.number):
@@ -76,16 +90,42 @@ def cache_report(clusters: Iterable[Cluster]) -> str:
             out.extend("  " + marks[i : i + TEXT_WIDTH] for i in range(0, len(marks), TEXT_WIDTH))
             out.append("  " + _counts(states))
         for finding in cluster.checker.findings:
-            out.append(f"finding: {finding.kind} in region {finding.region!r} at {finding.where}")
+            out.append(f"finding: {_finding(finding)}")
     if not out:
         return "no regions"
     out.append("key: " + "   ".join(f"{mark} {words}" for mark, _, words in STATES.values()))
+    out.append("(reads are seen a page, 64 lines, at a time)")
     return "\n".join(out)
+
+
+def _wrap(parts: list[str], width: int) -> list[str]:
+    lines = [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + 2 + len(part) > width:
+            lines.append("")
+        lines[-1] += ("; " if lines[-1] else "") + part
+    return lines
+
+
+def _fill(state: int) -> str:
+    return f"url(#hatch{state})" if state in MISTAKES else STATES[state][1]
+
+
+def _defs() -> str:
+    out = ["<defs>"]
+    for state in MISTAKES:
+        out.append(
+            f'<pattern id="hatch{state}" width="4" height="4" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="4" height="4" fill="{STATES[state][1]}"/>'
+            '<line x1="0" y1="0" x2="0" y2="4" stroke="white" stroke-width="1.2"/></pattern>'
+        )
+    out.append("</defs>")
+    return "".join(out)
 
 
 def cache_map_svg(clusters: Iterable[Cluster]) -> str:
     """An SVG image of every region's lines, a legend, and the findings."""
-    width = max(2 * 16 + COLUMNS * CELL, 760)
+    width = LEFT + COLUMNS * CELL + 16
     y = 34
     body = [
         f'<text x="16" y="22" font-size="15" font-weight="bold">What happened to each '
@@ -95,8 +135,8 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
         for region in cluster.regions:
             states = region_lines(region)
             cells, per = _cells(states, COLUMNS * IMAGE_ROWS)
-            y += 14
-            body.append(f'<text x="16" y="{y}" font-size="12">{escape(_title(cluster, region, states.size))}</text>')
+            y += 16
+            body.append(f'<text x="16" y="{y}" font-size="12" font-weight="bold">{escape(_title(cluster, region, states.size))}</text>')
             if per > 1:
                 y += 13
                 body.append(
@@ -106,30 +146,40 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
             y += 6
             for i, state in enumerate(cells.tolist()):
                 row, column = divmod(i, COLUMNS)
+                if column == 0:
+                    body.append(
+                        f'<text x="{LEFT - 6}" y="{y + row * CELL + CELL - 2}" font-size="8" '
+                        f'fill="#555" text-anchor="end">{row * COLUMNS * per * LINE}</text>'
+                    )
+                last = min((i + 1) * per, states.size) - 1
                 body.append(
-                    f'<rect x="{16 + column * CELL}" y="{y + row * CELL}" width="{CELL - 1}" '
-                    f'height="{CELL - 1}" fill="{STATES[state][1]}"><title>line '
-                    f"{i * per}{'' if per == 1 else f' to {min((i + 1) * per, states.size) - 1}'}: "
+                    f'<rect x="{LEFT + column * CELL}" y="{y + row * CELL}" width="{CELL - 1}" '
+                    f'height="{CELL - 1}" fill="{_fill(state)}"><title>line '
+                    f"{i * per}{'' if per == 1 else f' to {last}'}: "
                     f"{escape(STATES[state][2])}</title></rect>"
                 )
-            y += -(-cells.size // COLUMNS) * CELL + 14
-            body.append(f'<text x="16" y="{y}" font-size="10" fill="#333">{escape(_counts(states))}</text>')
+            y += -(-cells.size // COLUMNS) * CELL + 2
+            for text in _wrap(_counts(states).split("; "), 95):
+                y += 12
+                body.append(f'<text x="{LEFT}" y="{y}" font-size="10" fill="#333">{escape(text)}</text>')
             y += 8
         for finding in cluster.checker.findings:
-            y += 14
-            body.append(
-                f'<text x="16" y="{y}" font-size="11" fill="#b30000">finding: {escape(finding.kind)} '
-                f"in region {escape(repr(finding.region))} at {escape(finding.where)}</text>"
-            )
-    y += 24
+            y += 15
+            body.append(f'<text x="16" y="{y}" font-size="11" fill="#a33c00">finding: {escape(_finding(finding))}</text>')
+    y += 26
     body.append(f'<text x="16" y="{y}" font-size="12" font-weight="bold">Key</text>')
-    for state, (_, colour, words) in STATES.items():
+    for state, (_, _, words) in STATES.items():
         y += 16
-        body.append(f'<rect x="16" y="{y - 10}" width="12" height="12" fill="{colour}"/>')
+        body.append(f'<rect x="16" y="{y - 10}" width="12" height="12" fill="{_fill(state)}"/>')
         body.append(f'<text x="34" y="{y}" font-size="12">{escape(words)}</text>')
-    height = y + 16
+    y += 18
+    body.append(
+        f'<text x="16" y="{y}" font-size="10" fill="#555">Numbers at the left are byte offsets '
+        "in the region. Reads are seen a page (64 lines) at a time.</text>"
+    )
+    height = y + 12
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif">\n'
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif">\n{_defs()}\n'
         f'<rect width="{width}" height="{height}" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n"
     )

@@ -87,7 +87,7 @@ class Checker:
 
     @property
     def findings(self) -> list[Finding]:
-        return sorted(self._found.values(), key=lambda f: (f.region_id, KINDS.index(f.kind)))
+        return sorted(self._found.values(), key=lambda f: f.region_id)  # then in the order found
 
     def watch(self, region: "Region") -> None:
         """Hear of REGION's stale reads and first writes (from the fill hook)."""
@@ -175,8 +175,18 @@ class Checker:
         if submit_core is not None:
             _, at = self._here(submit_core, submit_core.current_pc() - 4)
             when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
+            why = (
+                "A submission says the work so far is done, but these bytes were only in the "
+                "cache: whatever reads the region's DRAM then (a Tensix kernel, the host) gets "
+                f"the old bytes. Call kmx_flush({region.id}) before kmx_submit()."
+            )
         else:
             when = "when the thread ended"
+            if self.cluster.coherence == "strict":
+                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes; on a card they would get there only by luck."
+            else:
+                why = "The library's hand-back wrote them to DRAM at the end, so Python sees them here; on a card where something else uses the region first, and in strict mode, they never get there and Python reads the old bytes."
+            why += f" Call kmx_flush({region.id}) after the last write."
         who = f"core {core}" if core is not None else "the thread"
         where = _at(source)
         self._record(
@@ -184,9 +194,7 @@ class Checker:
             lambda start, end: (
                 f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
                 f"{' ' + where.strip() if where else ''}, and the lines were still dirty in "
-                f"the cache {when}: on a card they "
-                "may never reach DRAM, and Python would read what was there before. Call "
-                f"kmx_flush({region.id}) after the last write."
+                f"the cache {when}. {why}"
             ),
         )
 

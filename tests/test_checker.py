@@ -87,6 +87,7 @@ def test_without_the_flush_the_write_line_is_named(tmp_path, mode):
     assert (finding.kind, finding.region, finding.region_id) == ("unflushed-write", "tripled", 1)
     assert finding.line == line_of(text, "3 * numbers[i]") and finding.core == 0
     assert "kmx_flush(1)" in finding.message and "when the thread ended" in finding.message
+    assert ("Nothing hands them back in strict mode" in finding.message) == (mode == "strict")
 
 
 # -- each kind, from a thread of its own -------------------------------------------------------
@@ -168,6 +169,7 @@ def test_a_submit_with_unflushed_writes(tmp_path):
     [finding] = run.findings
     assert finding.kind == "unflushed-write" and finding.line == line_of(SUBMITS, "out[0] = 1")
     assert f"kmx_submit at line {line_of(SUBMITS, 'still dirty')}" in finding.message
+    assert "Call kmx_flush(0) before kmx_submit()" in finding.message
     assert (finding.start, finding.end) == (0, 64)
 
 
@@ -224,12 +226,12 @@ def test_the_report_and_the_map_show_each_lines_story(tmp_path):
     assert "region 'numbers' (ID 0, 4096 bytes, 64 lines, strict mode)\n  " + "s" * 64 in report
     assert "region 'tripled' (ID 1, 4096 bytes, 64 lines, strict mode)\n  " + "U" * 64 in report
     assert "64 read before an invalidate" in report and "64 written, never flushed" in report
-    assert "finding: read-before-invalidate in region 'numbers'" in report
+    assert "finding: read-before-invalidate in region 'numbers' (bytes 0 to 4095) at thread.c:15, core 0" in report
     path = run.cache_map(tmp_path / "map.svg")
     svg = ET.parse(path).getroot()
     fills = [r.get("fill") for r in svg.iter("{http://www.w3.org/2000/svg}rect")]
-    assert fills.count("#fd8d3c") == 64 + 1  # the lines of numbers, and the key
-    assert fills.count("#de2d26") == 64 + 1
+    assert fills.count("url(#hatch3)") == 64 + 1  # the lines of numbers, and the key
+    assert fills.count("url(#hatch5)") == 64 + 1
     texts = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert "written, never flushed" in texts and "finding: unflushed-write" in texts
 
