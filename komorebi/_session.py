@@ -133,6 +133,8 @@ class Run:
                 raise ValueError(f"timeout must be >= 0 seconds, not {timeout}")
         if cluster is None:
             return self.thread.result(timeout)
+        if isinstance(cluster, bool) or not isinstance(cluster, _numbers.Integral):
+            raise TypeError(f"cluster must be an int (0 to 3) or None, not {type(cluster).__name__}")
         if cluster not in self.threads:
             raise KeyError(f"no thread on cluster {cluster!r}; the threads are on {sorted(self.threads)}")
         return self.threads[cluster].result(timeout)
