@@ -2,8 +2,8 @@
 
 `run.cache_report()` is the text form, for a terminal; `run.cache_map(path)` draws the same
 as an SVG image with a legend and the run's findings. A line shows the most important thing
-that happened to it (sim.cache: UNTOUCHED < FRESH < FLUSHED < READ_STALE < DROPPED <
-UNFLUSHED), so a mistake is never hidden by what came after. Reads are seen a page (64
+that happened to it (sim.cache: UNTOUCHED < FRESH < FLUSHED < READ_STALE < FLUSHED_STALE <
+DROPPED < UNFLUSHED), so a mistake is never hidden by what came after. Reads are seen a page (64
 lines) at a time.
 """
 
@@ -15,7 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-from sim.cache import DROPPED, FLUSHED, FRESH, READ_STALE, UNFLUSHED, UNTOUCHED
+from sim.cache import DROPPED, FLUSHED, FLUSHED_STALE, FRESH, READ_STALE, UNFLUSHED, UNTOUCHED
 from sim.cluster import Cluster, Region
 from sim.layout import LINE
 
@@ -26,11 +26,12 @@ STATES = {
     UNTOUCHED: (".", "#e6e6e6", "not touched"),
     FRESH: ("f", "#56b4e9", "fresh from DRAM"),
     FLUSHED: ("w", "#009e73", "written and flushed"),
-    READ_STALE: ("s", "#e69f00", "read before an invalidate: stale on a card"),
+    READ_STALE: ("s", "#f0e442", "read before an invalidate: stale on a card"),
+    FLUSHED_STALE: ("b", "#0072b2", "flushed with stale bytes the thread never wrote"),
     DROPPED: ("x", "#cc79a7", "written, then dropped by an invalidate"),
     UNFLUSHED: ("U", "#d55e00", "written, never flushed"),
 }
-MISTAKES = (READ_STALE, DROPPED, UNFLUSHED)
+MISTAKES = (READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED)
 TEXT_WIDTH = 64  # marks a row in the text form
 TEXT_ROWS = 4  # at most; beyond, a mark stands for several lines
 CELL = 9  # pixels a cell in the image
@@ -125,13 +126,19 @@ def _defs() -> str:
 
 def cache_map_svg(clusters: Iterable[Cluster]) -> str:
     """An SVG image of every region's lines, a legend, and the findings."""
+    clusters = sorted(clusters, key=lambda c: c.number)
     width = LEFT + COLUMNS * CELL + 16
+    for cluster in clusters:  # wide enough for the longest title or finding line
+        for region in cluster.regions:
+            width = max(width, 32 + int(7.2 * len(_title(cluster, region, 0))))
+        for finding in cluster.checker.findings:
+            width = max(width, 32 + int(6.6 * len("finding: " + _finding(finding))))
     y = 34
     body = [
         f'<text x="16" y="22" font-size="15" font-weight="bold">What happened to each '
         "64-byte line of each region</text>"
     ]
-    for cluster in sorted(clusters, key=lambda c: c.number):
+    for cluster in clusters:
         for region in cluster.regions:
             states = region_lines(region)
             cells, per = _cells(states, COLUMNS * IMAGE_ROWS)
@@ -168,10 +175,10 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
             body.append(f'<text x="16" y="{y}" font-size="11" fill="#a33c00">finding: {escape(_finding(finding))}</text>')
     y += 26
     body.append(f'<text x="16" y="{y}" font-size="12" font-weight="bold">Key</text>')
-    for state, (_, _, words) in STATES.items():
+    for state, (mark, _, words) in STATES.items():
         y += 16
         body.append(f'<rect x="16" y="{y - 10}" width="12" height="12" fill="{_fill(state)}"/>')
-        body.append(f'<text x="34" y="{y}" font-size="12">{escape(words)}</text>')
+        body.append(f'<text x="34" y="{y}" font-size="12">{escape(words)} ({escape(mark)} in the text form)</text>')
     y += 18
     body.append(
         f'<text x="16" y="{y}" font-size="10" fill="#555">Numbers at the left are byte offsets '

@@ -46,7 +46,8 @@ STALE_BYTE = 0xA5  # what a stale line holds in strict mode: a uint32 of them is
 STALE_WORD = 0xA5A5A5A5
 
 # What happened to a line, in rising order of importance: the picture shows the highest.
-UNTOUCHED, FRESH, FLUSHED, READ_STALE, DROPPED, UNFLUSHED = range(6)
+# FLUSHED_STALE: a flush wrote it back carrying stale bytes the thread never wrote.
+UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range(7)
 
 
 class CachedRegion:
@@ -142,12 +143,16 @@ class CachedRegion:
         row, column = np.nonzero((view == STALE_WORD) & (dram != STALE_WORD))
         return lines[row] * LINE + column * 4
 
-    def flush(self, lines: np.ndarray | None = None) -> np.ndarray:
+    def flush(self, lines: np.ndarray | None = None, stale_words: np.ndarray | None = None) -> np.ndarray:
         """kmx_flush: write the dirty lines (LINES, when the caller has found them) back to
-        DRAM; they stay cached, clean. Returns the lines written."""
+        DRAM; they stay cached, clean. STALE_WORDS (from `stale_words`) marks the lines
+        whose write-back carries stale bytes. Returns the lines written."""
         if lines is None:
             lines = self.dirty_lines()
         self.line_events[lines] = np.maximum(self.line_events[lines], FLUSHED)
+        if stale_words is not None and stale_words.size:
+            stale = np.unique(stale_words // LINE)
+            self.line_events[stale] = np.maximum(self.line_events[stale], FLUSHED_STALE)
         if lines.size:
             dram_lines = self.dram.view(np.uint64).reshape(-1, LINE // 8)
             if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy

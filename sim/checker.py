@@ -183,7 +183,7 @@ class Checker:
         else:
             when = "when the thread ended"
             if self.cluster.coherence == "strict":
-                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes; on a card they would get there only by luck."
+                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back at the end would write them, too late for anything that uses the region while the thread runs."
             else:
                 why = "The library's hand-back wrote them to DRAM at the end, so Python sees them here; on a card where something else uses the region first, and in strict mode, they never get there and Python reads the old bytes."
             why += f" Call kmx_flush({region.id}) after the last write."

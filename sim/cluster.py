@@ -160,9 +160,11 @@ class Cluster:
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         lines = region.cache.dirty_lines()
+        stale = None
         if self.coherence == "strict" and lines.size:
-            self.checker.stale_flush(region, region.cache.stale_words(lines), core)
-        region.cache.flush(lines)
+            stale = region.cache.stale_words(lines)
+            self.checker.stale_flush(region, stale, core)
+        region.cache.flush(lines, stale)
         self._forget_translations()
 
     def _forget_translations(self) -> None:

@@ -136,6 +136,7 @@ def test_a_flush_of_partly_written_stale_lines(tmp_path):
     assert (data == 5).all()  # the caller's array is untouched
     kinds = {f.kind: f for f in run.findings}
     assert set(kinds) == {"flush-wrote-stale-bytes"}
+    assert "b" * 64 in run.cache_report()  # every line went back with stale bytes
     finding = kinds["flush-wrote-stale-bytes"]
     assert finding.line == line_of(PARTIAL, "writes the other fifteen")
     assert (finding.start, finding.end) == (4, 4096)
@@ -231,7 +232,7 @@ def test_the_report_and_the_map_show_each_lines_story(tmp_path):
     svg = ET.parse(path).getroot()
     fills = [r.get("fill") for r in svg.iter("{http://www.w3.org/2000/svg}rect")]
     assert fills.count("url(#hatch3)") == 64 + 1  # the lines of numbers, and the key
-    assert fills.count("url(#hatch5)") == 64 + 1
+    assert fills.count("url(#hatch6)") == 64 + 1
     texts = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert "written, never flushed" in texts and "finding: unflushed-write" in texts
 
