@@ -57,6 +57,10 @@ class Card:
         return placed
 
     def start(self) -> None:
+        for number, cluster in sorted(self.clusters.items()):  # clusters 2 and 3: bank D7
+            for other_number, other in sorted(self.clusters.items()):
+                if other is not cluster and other.bank is cluster.bank:
+                    cluster.share_bank_with(other)
         for number, cluster in sorted(self.clusters.items()):
             thread = threading.Thread(
                 target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True

@@ -148,6 +148,24 @@ class Cluster:
         ]
         self.ended = False
 
+    def share_bank_with(self, other: "Cluster") -> None:
+        """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
+        other's regions at their addresses, as on the card. It reaches them through its
+        own cluster's cache, with no coherence between the two, and with no region ID to
+        invalidate or flush them by: only the hand-back (card mode) writes them back."""
+        for region in other.regions:
+            span = self.memory.add(
+                Span.allocate(
+                    f"cluster {other.number}'s region {region.name!r}", "region",
+                    region.span.base, region.span.size,
+                )
+            )
+            span.region = self.cache.add_region(span.array, region.cache.dram)
+            if self.coherence == "strict":
+                span.region.start_stale()
+            for core in self.cores:
+                core.map(span)
+
     # -- the thread's calls ----------------------------------------------------------------
 
     def invalidate(self, region_id: int, core: Core) -> None:

@@ -110,6 +110,10 @@ class Core:
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
         self._halt = halt
 
+    def map(self, span) -> None:
+        """Map one more span of the address space (before the first run)."""
+        self.uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
+
     # -- running --------------------------------------------------------------------------
 
     def run(self, count: int = 0) -> None:
