@@ -318,6 +318,9 @@ class Cluster:
             if stack.base - GUARD_BYTES <= address < stack.base:
                 return f"the guard page below {stack.name}: a stack overflow"
         for region in self.regions:
+            if region.address <= address < region.address + region.size:
+                return f"byte {address - region.address} of region {region.name!r} (ID {region.id})"
+        for region in self.regions:
             start = region.address
             if region.span.base <= address < start:
                 return f"just before the start of region {region.name!r} (ID {region.id})"

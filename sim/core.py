@@ -208,7 +208,26 @@ class Core:
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
         if number == 2:
             cause = f"{cause} ({self._instruction_at(pc)}). {ILLEGAL_HELP}"
+        elif number in (4, 6):
+            cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
+
+    def _misaligned(self, pc: int, cause: str) -> str:
+        """Plain loads and stores may be misaligned (the engine, like the X280, carries
+        them out); an atomic may not."""
+        try:
+            insn = self._instruction(pc)
+            address = decode.effective_address(insn, lambda n: self.uc.reg_read(UC_RISCV_REG_X0 + n))
+        except Exception:
+            return cause
+        if insn & 0x7F == 0x2F and address is not None:
+            size = 8 if (insn >> 12) & 7 == 3 else 4
+            return (
+                f"a misaligned atomic access to {address:#x}, {self.cluster.describe_address(address)}: "
+                f"RV64A atomics (amo*, lr, sc) need an address that is a multiple of their size, "
+                f"{size} bytes"
+            )
+        return f"{cause} at {address:#x}" if address is not None else cause
 
     # -- faults -----------------------------------------------------------------------------
 

@@ -162,3 +162,32 @@ def test_a_region_is_aligned_for_its_elements(tmp_path, dtype, count):
     assert address % np.dtype(dtype).itemsize == 0
     if count * np.dtype(dtype).itemsize % 4096 == 0:
         assert address % 4096 == 0
+
+
+MISALIGNED = """
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint8_t* r = (uint8_t*)kmx_region(0, &bytes);
+    kmx_invalidate(0);
+    volatile uint32_t* p = (volatile uint32_t*)(r + 1);
+    uint32_t v = *p;  /* a misaligned load: carried out */
+    *p = v + 1;       /* a misaligned store: carried out */
+    if (kmx_word(0)) __atomic_fetch_add((uint32_t*)(r + 2), 1, __ATOMIC_RELAXED);
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_misaligned_loads_and_stores_run_and_a_misaligned_atomic_is_a_fault(tmp_path):
+    data = np.arange(64, dtype=np.uint8)
+    result, run = run_to_end(program_for(MISALIGNED, tmp_path, regions={"r": data}, words=[0]))
+    assert result.code == 0 and run.thread.read("r")[:5].tolist() == [0, 2, 2, 3, 4]
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(MISALIGNED, tmp_path, regions={"r": data}, words=[1]))
+    assert caught.value.line == 10
+    assert "a misaligned atomic access to" in caught.value.cause
+    assert "byte 2 of region 'r' (ID 0)" in caught.value.cause
+    assert "multiple of their size, 4 bytes" in caught.value.cause
+    assert (data == np.arange(64)).all()
