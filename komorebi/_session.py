@@ -76,6 +76,11 @@ class Thread:
                 )
         else:
             item = self._cluster.outbox.take(timeout)
+            if item is None and self._cluster.outbox.closed:  # stopped while we waited
+                raise RuntimeError(
+                    f"the run was stopped before the thread on cluster {self.cluster} "
+                    "handed another result"
+                )
         if item is None:
             raise TimeoutError(
                 f"the thread on cluster {self.cluster} handed no result in {timeout} s"

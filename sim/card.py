@@ -114,3 +114,4 @@ class Card:
         for cluster in self.clusters.values():
             cluster.end()  # prints what is pending, hands back; nothing if already ended
             cluster.release()
+            cluster.outbox.close()  # wakes a Python thread waiting for a result

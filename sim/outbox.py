@@ -30,6 +30,7 @@ class Handed:
 class Outbox:
     def __init__(self, on_take: threading.Condition) -> None:
         self._items: deque[Handed] = deque()
+        self.closed = False
         self._submissions = 0
         self._ready = threading.Condition()
         self._on_take = on_take  # the machine waits on it while a core is stalled
@@ -49,10 +50,17 @@ class Outbox:
             self._items.append(item)
             self._ready.notify_all()
 
-    def take(self, timeout: float | None) -> Handed | None:
-        """The next item, or None when nothing came within TIMEOUT seconds."""
+    def close(self) -> None:
+        """Nothing more will come (the run stopped): wake whoever waits in `take`."""
         with self._ready:
-            if not self._ready.wait_for(lambda: self._items, timeout):
+            self.closed = True
+            self._ready.notify_all()
+
+    def take(self, timeout: float | None) -> Handed | None:
+        """The next item; None when nothing came within TIMEOUT seconds, or when the
+        outbox is closed and empty (look at `closed` to tell the two apart)."""
+        with self._ready:
+            if not self._ready.wait_for(lambda: self._items or self.closed, timeout) or not self._items:
                 return None
             item = self._items.popleft()
             if item.words is not None and not item.final:

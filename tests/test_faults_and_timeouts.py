@@ -191,3 +191,28 @@ def test_misaligned_loads_and_stores_run_and_a_misaligned_atomic_is_a_fault(tmp_
     assert "byte 2 of region 'r' (ID 0)" in caught.value.cause
     assert "multiple of their size, 4 bytes" in caught.value.cause
     assert (data == np.arange(64)).all()
+
+
+def test_stop_wakes_a_python_thread_waiting_for_ever(tmp_path):
+    import threading
+
+    program = program_for("forever.c", tmp_path)
+    with km.Session() as session:
+        run = session.load(program)
+        caught = []
+
+        def wait():
+            try:
+                run.thread_result(timeout=None)
+            except BaseException as error:  # noqa: BLE001 - the test looks at it
+                caught.append(error)
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive()  # still waiting: the thread never ends
+        run.stop()
+        waiter.join(10)
+        assert not waiter.is_alive()
+    assert len(caught) == 1 and isinstance(caught[0], RuntimeError)
+    assert "stopped before the thread on cluster 1 handed another result" in str(caught[0])
