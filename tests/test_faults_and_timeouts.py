@@ -216,3 +216,18 @@ def test_stop_wakes_a_python_thread_waiting_for_ever(tmp_path):
         assert not waiter.is_alive()
     assert len(caught) == 1 and isinstance(caught[0], RuntimeError)
     assert "stopped before the thread on cluster 1 handed another result" in str(caught[0])
+
+
+@pytest.mark.parametrize(
+    "word, name",
+    [(0x02000057, "vadd.vv (V)"), (0x40B57533, "andn (Zbb)"), (0x20B52533, "sh1add (Zba)"), (0x60051513, "clz (Zbb)")],
+)
+def test_vector_and_bit_manipulation_instructions_say_how_to_compile(tmp_path, word, name):
+    source = f'#include "kmx.h"\nint kmx_main(int core) {{\n    __asm__ volatile(".word {word:#010x}");\n    return 0;\n}}\n'
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(source, tmp_path))
+    fault = caught.value
+    assert fault.line == 3, name
+    assert f"instruction {word:#010x}" in fault.cause
+    assert "vector (V) and bit-manipulation (Zba, Zbb) instructions are not simulated" in fault.cause
+    assert "-mcpu=baseline_rv64" in fault.cause
