@@ -94,17 +94,18 @@ def cache_report(clusters: Iterable[Cluster]) -> str:
             out.append(f"finding: {_finding(finding)}")
     if not out:
         return "no regions"
-    out.append("key: " + "   ".join(f"{mark} {words}" for mark, _, words in STATES.values()))
+    key = _wrap([f"{mark} {words}" for mark, _, words in STATES.values()], 84, "   ")
+    out.append("key: " + "\n     ".join(key))
     out.append("(reads are seen a page, 64 lines, at a time)")
     return "\n".join(out)
 
 
-def _wrap(parts: list[str], width: int) -> list[str]:
+def _wrap(parts: list[str], width: int, between: str = "; ") -> list[str]:
     lines = [""]
     for part in parts:
-        if lines[-1] and len(lines[-1]) + 2 + len(part) > width:
+        if lines[-1] and len(lines[-1]) + len(between) + len(part) > width:
             lines.append("")
-        lines[-1] += ("; " if lines[-1] else "") + part
+        lines[-1] += (between if lines[-1] else "") + part
     return lines
 
 
@@ -178,7 +179,7 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
     for state, (mark, _, words) in STATES.items():
         y += 16
         body.append(f'<rect x="16" y="{y - 10}" width="12" height="12" fill="{_fill(state)}"/>')
-        body.append(f'<text x="34" y="{y}" font-size="12">{escape(words)} ({escape(mark)} in the text form)</text>')
+        body.append(f'<text x="34" y="{y}" font-size="12">{escape(words)}: &#8220;{escape(mark)}&#8221; in the text form</text>')
     y += 18
     body.append(
         f'<text x="16" y="{y}" font-size="10" fill="#555">Numbers at the left are byte offsets '

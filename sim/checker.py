@@ -183,9 +183,9 @@ class Checker:
         else:
             when = "when the thread ended"
             if self.cluster.coherence == "strict":
-                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back at the end would write them, too late for anything that uses the region while the thread runs."
+                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back would write them when the thread ended, too late for anything that reads the region's DRAM before (a Tensix kernel, the host)."
             else:
-                why = "The library's hand-back wrote them to DRAM at the end, so Python sees them here; on a card where something else uses the region first, and in strict mode, they never get there and Python reads the old bytes."
+                why = "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. That comes only at the end: anything that reads the region's DRAM before it (a Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed back, so does Python."
             why += f" Call kmx_flush({region.id}) after the last write."
         who = f"core {core}" if core is not None else "the thread"
         where = _at(source)
