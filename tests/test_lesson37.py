@@ -51,7 +51,10 @@ cluster 1, region 'tripled' (ID 1, 4096 bytes, 64 lines, strict mode)
   wwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww
   64 written and flushed
 finding: read-before-invalidate in region 'numbers' (bytes 0 to 4095) at no_invalidate.c:15, core 0
-key: . not touched   f fresh from DRAM   w written and flushed   s read before an invalidate: stale on a card   b flushed with stale bytes the thread never wrote   x written, then dropped by an invalidate   U written, never flushed
+key: . not touched   f fresh from DRAM   w written and flushed
+     s read before an invalidate: stale on a card
+     b flushed with stale bytes the thread never wrote
+     x written, then dropped by an invalidate   U written, never flushed
 (reads are seen a page, 64 lines, at a time)
 
 strict mode, with the invalidate:
@@ -203,7 +206,7 @@ def test_the_card_mode_report_marks_the_stale_read_too():
     assert line in report
     assert str(LESSON) not in report  # the file by its name alone
     assert "It names the C file by its name alone, `no_invalidate.c`, so it is printed as it is." in page()
-    assert "Last come the key to the marks and a reminder that reads are seen a page at a time." in page()
+    assert "Last come the key to the marks, over four lines, and a reminder that reads are seen a page at a time." in page()
     assert "In card mode the same lines are marked `s` too" in page()
 
 
@@ -225,9 +228,9 @@ def test_the_report_and_the_map_come_after_stop(tmp_path):
     pattern = re.search(r'<pattern id="hatch3" .*?</pattern>', svg).group(0)
     assert '<rect width="4" height="4" fill="#f0e442"/>' in pattern  # yellow
     assert 'stroke="white"' in pattern  # with white stripes
-    assert "read before an invalidate: stale on a card (s in the text form)</text>" in svg
+    assert "read before an invalidate: stale on a card: &#8220;s&#8221; in the text form</text>" in svg
     assert "the 64 squares of `numbers` are yellow with white stripes" in page()
-    assert "Beside each colour, the key gives its mark in the text form." in page()
+    assert "Beside each colour, the key gives what it means and, in quotes, its mark in the text form: `read before an invalidate: stale on a card: \u201cs\u201d in the text form`." in page()
     with pytest.raises(ValueError, match=r"\.svg"):
         run.cache_map(tmp_path / "cache.png")
     assert "which must end in `.svg`. Both work only after `run.stop()`." in page()

@@ -27,16 +27,17 @@ WROTE = (
     "dirty in the cache when the thread ended. "
 )
 CARD_WHY = (
-    "The library's hand-back wrote them to DRAM at the end, so Python sees them here; on a "
-    "card where something else uses the region first, and in strict mode, they never get "
-    "there and Python reads the old bytes. Call kmx_flush(1) after the last write."
+    "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them "
+    "here. That comes only at the end: anything that reads the region's DRAM before it (a "
+    "Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed "
+    "back, so does Python. Call kmx_flush(1) after the last write."
 )
 CARD_MESSAGE = WROTE + CARD_WHY
 STRICT_MESSAGE = WROTE + (
     "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the "
-    "old bytes. On a card the library's hand-back at the end would write them, too late for "
-    "anything that uses the region while the thread runs. Call kmx_flush(1) after the last "
-    "write."
+    "old bytes. On a card the library's hand-back would write them when the thread ended, too "
+    "late for anything that reads the region's DRAM before (a Tensix kernel, the host). Call "
+    "kmx_flush(1) after the last write."
 )
 EXPECTED = """\
 card mode, without the flush:
@@ -52,8 +53,9 @@ what the checker says, at no_flush.c:16:
   core 0 wrote region 'tripled' (all 4096 bytes) at line 16, and the lines were still
   dirty in the cache when the thread ended. Nothing hands them back in strict mode, so
   they never reached DRAM and Python reads the old bytes. On a card the library's
-  hand-back at the end would write them, too late for anything that uses the region
-  while the thread runs. Call kmx_flush(1) after the last write.
+  hand-back would write them when the thread ended, too late for anything that reads the
+  region's DRAM before (a Tensix kernel, the host). Call kmx_flush(1) after the last
+  write.
 
 the cache report, strict mode:
 cluster 1, region 'numbers' (ID 0, 4096 bytes, 64 lines, strict mode)
@@ -63,7 +65,10 @@ cluster 1, region 'tripled' (ID 1, 4096 bytes, 64 lines, strict mode)
   UUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUUU
   64 written, never flushed
 finding: unflushed-write in region 'tripled' (bytes 0 to 4095) at no_flush.c:16, core 0
-key: . not touched   f fresh from DRAM   w written and flushed   s read before an invalidate: stale on a card   b flushed with stale bytes the thread never wrote   x written, then dropped by an invalidate   U written, never flushed
+key: . not touched   f fresh from DRAM   w written and flushed
+     s read before an invalidate: stale on a card
+     b flushed with stale bytes the thread never wrote
+     x written, then dropped by an invalidate   U written, never flushed
 (reads are seen a page, 64 lines, at a time)
 
 strict mode, with the flush:
@@ -96,7 +101,7 @@ def test_program_prints_the_lessons_output():
     assert done.stdout == EXPECTED
     assert "CoherenceWarning" not in done.stderr  # the program prints the findings itself
     # cut at spaces only: the message's "hand-back" stays whole
-    assert "\n  hand-back at the end would write them" in done.stdout and "hand-\n" not in done.stdout
+    assert "\n  hand-back would write them when the thread ended" in done.stdout and "hand-\n" not in done.stdout
     lesson_37 = (ROOT / "docs" / "37_when_the_invalidate_is_missing.md").read_text()
     assert "`break_on_hyphens=False` cuts only at spaces, so that a word such as `hand-back` (lesson 38) stays whole." in lesson_37
 
@@ -178,7 +183,12 @@ def test_card_mode_is_right_by_the_hand_back_and_the_checker_finds_it():
     assert (finding.file, finding.line) == (str(NO_FLUSH), 16)
     assert finding.message == CARD_MESSAGE
     assert str(finding) == f"{NO_FLUSH}:16: {CARD_MESSAGE}"
-    assert f"after `when the thread ended.` its message says what card mode did: `{CARD_WHY}` Both end with the same fix." in page()
+    assert (
+        f"after `when the thread ended.` its message says what card mode did: `{CARD_WHY}` The two "
+        "messages tell the same story from the two sides: the hand-back comes only when the "
+        "thread ends, in card mode as on a card, and never in strict mode; whatever reads the "
+        "region's DRAM before it gets the old bytes. Both end with the same fix." in page()
+    )
     assert CARD_MESSAGE.startswith(WROTE) and WROTE.endswith("when the thread ended. ")
 
 
@@ -213,14 +223,18 @@ def test_the_message_says_what_became_of_the_bytes():
     [card_finding], [strict_finding] = card.findings, strict.findings
     where = lambda f: (f.kind, f.region, f.start, f.end, f.line)  # noqa: E731
     assert where(card_finding) == where(strict_finding)
-    assert "The library's hand-back wrote them to DRAM at the end" in card_finding.message
+    assert "The library's hand-back wrote them to DRAM when the thread ended" in card_finding.message
     assert "Nothing hands them back in strict mode, so they never reached DRAM" in strict_finding.message
     assert (
         "Its message depends on the mode and on when the checker found the lines: at the end in "
         "card mode, it says that the hand-back wrote them to DRAM; at the end in strict mode, that "
         "they never reached it; at a `kmx_submit`, that they were only in the cache when the "
-        "thread said the work was done." in page()
+        "thread said the work was done. At the end both modes' messages agree about the "
+        "hand-back: on a card it writes the lines only when the thread ends, too late for "
+        "anything that reads the region's DRAM before (a Tensix kernel, the host)." in page()
     )
+    assert "On a card the library's hand-back would write them when the thread ended, too late" in strict_finding.message
+    assert "That comes only at the end: anything that reads the region's DRAM before it" in card_finding.message
 
 
 def test_the_fix_has_no_finding():

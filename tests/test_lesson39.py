@@ -23,9 +23,10 @@ NUMBERS = np.arange(1024, dtype=np.uint32)
 SVG = "{http://www.w3.org/2000/svg}"
 STALE = 0xA5A5A5A5  # 2779096485: a uint32 of a stale line in strict mode
 KEY = (
-    "key: . not touched   f fresh from DRAM   w written and flushed   s read before an "
-    "invalidate: stale on a card   b flushed with stale bytes the thread never wrote   "
-    "x written, then dropped by an invalidate   U written, never flushed"
+    "key: . not touched   f fresh from DRAM   w written and flushed\n"
+    "     s read before an invalidate: stale on a card\n"
+    "     b flushed with stale bytes the thread never wrote\n"
+    "     x written, then dropped by an invalidate   U written, never flushed"
 )
 EXPECTED = (
     "card mode, invalidate then flush:\n"

@@ -137,8 +137,15 @@ def test_in_card_mode_the_findings_are_the_same_but_the_last_kind(tmp_path, kind
     if kind == "unflushed-write":
         [f] = card.findings
         assert f.message != strict.findings[0].message
-        assert "The library's hand-back wrote them to DRAM at the end, so Python sees them here; " in f.message
-        assert "`The library's hand-back wrote them to DRAM at the end, so Python sees them here; ...`" in prose()
+        assert "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. " in f.message
+        assert "`The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. ...`" in prose()
+        late = "too late for anything that reads the region's DRAM before"
+        assert "That comes only at the end: anything that reads the region's DRAM before it" in f.message
+        assert late in strict.findings[0].message
+        assert (
+            "Both messages say the same of the hand-back: it comes only when the thread ends, "
+            "too late for a Tensix kernel or the host that reads the region's DRAM before." in prose()
+        )
     elif kind != "flush-wrote-stale-bytes":
         assert card.findings[0].message == strict.findings[0].message
     assert (
@@ -329,10 +336,11 @@ def test_the_marks_and_colours_are_the_reports_and_the_maps(tmp_path):
     assert [mark for mark, _, _, _ in rows] == [".", "f", "w", "s", "b", "x", "U"]
     rows = [(mark, colour, said) for mark, colour, _, said in rows]
     _, run, _ = every_mark(tmp_path, "card")
-    *_, key, reminder = run.cache_report().splitlines()
-    assert key.startswith("key: ")
+    lines = run.cache_report().splitlines()
+    key, reminder = lines[-5:-1], lines[-1]  # the key, over four lines, then the reminder
     assert reminder == "(reads are seen a page, 64 lines, at a time)"
-    pairs = [part.split(" ", 1) for part in key[len("key: "):].split("   ")]
+    assert key[0].startswith("key: ") and all(line.startswith("     ") for line in key[1:])
+    pairs = [part.split(" ", 1) for line in key for part in line[len("key: "):].split("   ")]
     assert [mark for mark, _ in pairs] == [mark for mark, _, _ in rows]
     for (_, words), (_, _, said) in zip(pairs, rows):
         assert said.startswith(words)
@@ -349,10 +357,13 @@ def test_the_marks_and_colours_are_the_reports_and_the_maps(tmp_path):
                 fill = patterns[fill].find(SVG + "rect").get("fill")
             legend.append((fill, hatched, shapes[i + 1].text))
     assert legend == [
-        (colour, mark in "sbxU", f"{words} ({mark} in the text form)")
+        (colour, mark in "sbxU", f"{words}: \u201c{mark}\u201d in the text form")
         for (_, words), (mark, colour, _) in zip(pairs, rows)
     ]
-    assert "In the map\nthe key gives each colour's mark in the text form too" in page()
+    assert "At the end come the key, over four lines, and a reminder" in prose()
+    assert "In the map the key gives each colour's mark in the text form too, in quotes" in prose()
+    assert f"(`written, never flushed: \u201cU\u201d in the text form`)" in prose()
+    assert legend[-1][2] == "written, never flushed: \u201cU\u201d in the text form"
     assert "the four mistakes are hatched as well" in page()
     offsets = [t.text for t in svg.iter(SVG + "text") if t.get("text-anchor") == "end"]
     assert offsets == ["0", "4096", "8192", "12288", "0"]  # each row's byte offset
@@ -384,7 +395,7 @@ def test_the_map_is_as_wide_as_its_text_needs(tmp_path):
         svg = ET.parse(run.cache_map(tmp_path / "map.svg")).getroot()
         widths.append(int(svg.get("width")))
     assert widths[1] > widths[0] and widths[1] > 7 * 120
-    assert "the map is as wide as its\nlongest title or finding line needs" in page()
+    assert "the map is as wide as its longest title or finding line needs" in prose()
 
 
 def test_a_line_written_flushed_then_written_again_shows_unflushed(tmp_path):
