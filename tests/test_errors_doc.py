@@ -1,0 +1,582 @@
+"""docs/errors.md is true: each message it shows is the message the library gives.
+
+Every ```text block of the page is one entry: `TYPE: MESSAGE` for an exception or a
+warning, or the bare `cause` of a km.ThreadFault. Words in braces vary; a line `...`
+stands for any further lines. Each case below names its block by a piece of its text,
+makes the error happen through the public API, and checks the type and the message
+against the block (with the braces filled where the case knows the value, and matched
+loosely where it does not). A block that no case names fails, and so does a case whose
+block is gone: the page and the library cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from sim.loader import ImageError
+from tests.conftest import ROOT
+
+PAGE = ROOT / "docs" / "errors.md"
+KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"  # empty kernels
+GiB = 1 << 30
+
+TYPES: dict[str, type] = {
+    "TypeError": TypeError,
+    "ValueError": ValueError,
+    "KeyError": KeyError,
+    "FileNotFoundError": FileNotFoundError,
+    "RuntimeError": RuntimeError,
+    "TimeoutError": TimeoutError,
+    "ImageError": ImageError,
+    "km.CompileError": km.CompileError,
+    "km.ThreadFault": km.ThreadFault,
+    "km.NotSimulatedWarning": km.NotSimulatedWarning,
+    "km.CoherenceWarning": km.CoherenceWarning,
+    "km.CompileWarning": km.CompileWarning,
+}
+PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+def blocks() -> list[str]:
+    return re.findall(r"^```text\n(.*?)\n```$", PAGE.read_text(), re.S | re.M)
+
+
+def pattern(template: str, values: dict[str, str]) -> str:
+    """A regex for TEMPLATE: {name} is VALUES[name] when given, else any text on one
+    line; a line "..." is any number of further lines."""
+    out = []
+    for i, line in enumerate(template.split("\n")):
+        if line == "...":
+            out.append(r"(?:\n.*)*")
+            continue
+        regex, position = "", 0
+        for match in PLACEHOLDER.finditer(line):
+            name = match.group(1)
+            regex += re.escape(line[position : match.start()])
+            regex += re.escape(values[name]) if name in values else ".+?"
+            position = match.end()
+        out.append(("\n" if i else "") + regex + re.escape(line[position:]))
+    return "".join(out)
+
+
+# -- making errors happen ---------------------------------------------------------------------
+
+
+def raised(action: Callable[[], Any]) -> BaseException:
+    try:
+        action()
+    except Exception as error:  # noqa: BLE001 - the case checks its type
+        return error
+    pytest.fail("no exception was raised")
+
+
+def warned(action: Callable[[], Any], category: type[Warning]) -> warnings.WarningMessage:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        action()
+    ours = [w for w in caught if issubclass(w.category, category)]
+    assert ours, f"no {category.__name__}; got {[str(w.message) for w in caught]}"
+    return ours[0]
+
+
+def c_file(tmp_path: Path, body: str = "    return 0;\n", prelude: str = "\n") -> Path:
+    """A thread whose kmx_main runs BODY, after PRELUDE; with the default PRELUDE, BODY's
+    first line is line 5 of the file."""
+    path = tmp_path / "thread.c"
+    path.write_text('#include "kmx.h"\n' + prelude + "int kmx_main(int core) {\n    (void)core;\n" + body + "}\n")
+    return path
+
+
+def program(tmp_path: Path, body: str = "    return 0;\n", *, cluster: int = 1, prelude: str = "\n",
+            **thread) -> km.Program:
+    p = km.Program("errors", kernels=KERNELS)
+    p.thread(cluster=cluster, sources=[c_file(tmp_path, body, prelude)], **thread)
+    return p
+
+
+def bad_thread(tmp_path: Path, **changes) -> Callable[[], Any]:
+    def action():
+        arguments = {"cluster": 1, "sources": [c_file(tmp_path)], **changes}
+        km.Program("errors", kernels=KERNELS).thread(**arguments)
+
+    return action
+
+
+def fault(tmp_path: Path, body: str, **thread) -> BaseException:
+    """What the first thread_result raises for a thread running BODY."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.CoherenceWarning)
+        warnings.simplefilter("ignore", km.CompileWarning)
+        with km.Session() as session:
+            run = session.load(program(tmp_path, body, **thread))
+            try:
+                return raised(lambda: run.thread_result(timeout=10.0))
+            finally:
+                run.stop()
+
+
+def on_a_run(tmp_path: Path, act: Callable[[km.Run], Any], *, stop_first: bool = False,
+             two_threads: bool = False, **thread) -> BaseException:
+    """What ACT raises on a run of a thread that ends at once (threads on clusters 0 and 2
+    with TWO_THREADS), before or after run.stop()."""
+    if two_threads:
+        p = km.Program("errors", kernels=KERNELS)
+        p.thread(cluster=0, sources=[c_file(tmp_path)])
+        p.thread(cluster=2, sources=[c_file(tmp_path)])
+    else:
+        p = program(tmp_path, **thread)
+    with km.Session() as session:
+        run = session.load(p)
+        try:
+            if stop_first:
+                run.stop()
+            return raised(lambda: act(run))
+        finally:
+            run.stop()
+
+
+FOREVER = "    for (;;) {\n    }\n    return 0;\n"
+
+
+def forever(tmp_path: Path, act: Callable[[km.Run], Any]) -> BaseException:
+    with km.Session() as session:
+        run = session.load(program(tmp_path, FOREVER))
+        try:
+            return act(run)
+        finally:
+            run.stop()
+
+
+# -- the cases --------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    id: str
+    key: str  # a piece of text found in exactly one ```text block of the page
+    trigger: Callable[[Path, pytest.MonkeyPatch], Any]
+    values: dict[str, str] | Callable[[Path], dict[str, str]] = field(default_factory=dict)
+    variant: tuple[str, str] | None = None  # (in the block, instead): an ending the page gives in words
+
+
+def _source_gone(tmp_path, _):
+    p = program(tmp_path)
+    (tmp_path / "thread.c").unlink()
+    with km.Session() as session:
+        return raised(lambda: session.load(p))
+
+
+def _closed(tmp_path, _):
+    session = km.Session()
+    session.close()
+    return raised(lambda: session.load(program(tmp_path)))
+
+
+def _load(p_or_value):
+    with km.Session() as session:
+        return raised(lambda: session.load(p_or_value))
+
+
+def _compile(tmp_path, monkeypatch, text, **env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    path = tmp_path / "thread.c"
+    path.write_text(text)
+    p = km.Program("errors", kernels=KERNELS)
+    p.thread(cluster=1, sources=[path])
+    return _load(p)
+
+
+def _kernel_that_does_something(tmp_path, _):
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "compute.cpp").write_text("void kernel_main() {\n    int x = 1;\n    (void)x;\n}\n")
+    return warned(lambda: km.Program("errors", kernels=kernels), km.NotSimulatedWarning)
+
+
+def _read_before_invalidate(tmp_path, _):
+    body = "    uint64_t bytes;\n    uint32_t* data = (uint32_t*)kmx_region(0, &bytes);\n    return (int)data[0];\n"
+
+    def run():
+        with km.Session() as session:
+            r = session.load(program(tmp_path, body, regions={"data": np.arange(16, dtype=np.uint32)}))
+            r.thread_result(timeout=10.0)
+            r.stop()
+
+    return warned(run, km.CoherenceWarning)
+
+
+def _compile_warning(tmp_path, _):
+    body = '    kmx_print("%d\\n", "text");\n    return 0;\n'
+
+    def run():
+        with km.Session() as session:
+            r = session.load(program(tmp_path, body))
+            r.thread_result(timeout=10.0)
+            r.stop()
+
+    return warned(run, km.CompileWarning)
+
+
+def _thread_file(tmp_path: Path) -> str:
+    return str((tmp_path / "thread.c").resolve())
+
+
+DEEP = "static int deep(volatile int n) {\n    volatile char pad[4000];\n    pad[0] = (char)n;\n    return n == 0 ? pad[0] : deep(n - 1) + pad[0];\n}\n"
+PRINT_17 = '    kmx_print("' + " ".join(["%d"] * 17) + '\\n", ' + ", ".join(str(i) for i in range(17)) + ");\n    return 0;\n"
+REGION = "    uint64_t bytes;\n    uint8_t* r = (uint8_t*)kmx_region(0, &bytes);\n"
+
+CASES = [
+    # 1. km.Program
+    Case("program-name-not-str", "TypeError: name must be a non-empty str",
+         lambda t, m: raised(lambda: km.Program(3, kernels=KERNELS)), {"value": "3"}),
+    Case("program-name-empty", "TypeError: name must be a non-empty str",
+         lambda t, m: raised(lambda: km.Program("", kernels=KERNELS)), {"value": "''"}),
+    Case("program-kernels-type", "kernels must be a path",
+         lambda t, m: raised(lambda: km.Program("p", kernels=3)), {"type": "int"}),
+    Case("program-kernels-missing", "kernels: the folder",
+         lambda t, m: raised(lambda: km.Program("p", kernels=t / "nowhere")),
+         lambda t: {"path": str(t / "nowhere")}),
+    Case("program-kernels-a-file", "kernels: the folder",
+         lambda t, m: raised(lambda: km.Program("p", kernels=c_file(t))),
+         lambda t: {"path": str(t / "thread.c")}),
+    # program.thread
+    Case("thread-cluster-type", "cluster must be an int, not",
+         lambda t, m: raised(bad_thread(t, cluster="1")), {"type": "str"}),
+    Case("thread-cluster-bool", "cluster must be an int, not",
+         lambda t, m: raised(bad_thread(t, cluster=True)), {"type": "bool"}),
+    Case("thread-cluster-range", "cluster must be 0 to 3",
+         lambda t, m: raised(bad_thread(t, cluster=4)), {"cluster": "4"}),
+    Case("thread-cluster-twice", "already has a thread",
+         lambda t, m: raised(lambda: program(t).thread(cluster=1, sources=[c_file(t)])),
+         {"cluster": "1", "program": "errors"}),
+    Case("thread-cores-type", "cores must be an int",
+         lambda t, m: raised(bad_thread(t, cores=1.0)), {"type": "float"}),
+    Case("thread-cores-range", "cores must be 1 to 4",
+         lambda t, m: raised(bad_thread(t, cores=5)), {"cores": "5"}),
+    Case("thread-sources-one-path", "sources must be a list",
+         lambda t, m: raised(bad_thread(t, sources=c_file(t))), {}),
+    Case("thread-sources-empty", "sources must name at least one",
+         lambda t, m: raised(bad_thread(t, sources=[])), {}),
+    Case("thread-sources-item-type", "sources[{index}] must be a path",
+         lambda t, m: raised(bad_thread(t, sources=[3])), {"index": "0", "type": "int"}),
+    Case("thread-sources-missing", "sources[{index}]: the file",
+         lambda t, m: raised(bad_thread(t, sources=[c_file(t), t / "gone.c"])),
+         lambda t: {"index": "1", "path": str(t / "gone.c")}),
+    Case("thread-regions-type", "regions must be a dict",
+         lambda t, m: raised(bad_thread(t, regions=[("a", 4)])), {"type": "list"}),
+    Case("thread-regions-too-many", "a thread has at most 16",
+         lambda t, m: raised(bad_thread(t, regions={f"r{i}": 4 for i in range(17)})), {"count": "17"}),
+    Case("thread-regions-name", "a region name must be",
+         lambda t, m: raised(bad_thread(t, regions={3: 4})), {"value": "3"}),
+    Case("thread-regions-size", "must be a byte count > 0",
+         lambda t, m: raised(bad_thread(t, regions={"a": 0})), {"name": "a", "size": "0"}),
+    Case("thread-regions-empty-array", "the array is empty",
+         lambda t, m: raised(bad_thread(t, regions={"a": np.zeros(0, np.uint32)})), {"name": "a"}),
+    Case("thread-regions-objects", "an array of Python objects",
+         lambda t, m: raised(bad_thread(t, regions={"a": np.array([1, "x"], dtype=object)})), {"name": "a"}),
+    Case("thread-regions-content-type", "must be a byte count (int) or a numpy array",
+         lambda t, m: raised(bad_thread(t, regions={"a": [1, 2, 3]})), {"name": "a", "type": "list"}),
+    Case("thread-words-type", "words must be a sequence of ints",
+         lambda t, m: raised(bad_thread(t, words=7)), {"type": "int"}),
+    Case("thread-words-too-many", "a thread takes at most 64",
+         lambda t, m: raised(bad_thread(t, words=[0] * 65)), {"count": "65"}),
+    Case("thread-words-item-type", "words[{index}] must be an int",
+         lambda t, m: raised(bad_thread(t, words=[1, 2.5])), {"index": "1", "type": "float"}),
+    Case("thread-words-negative", "must be 0 <= w < 2**32",
+         lambda t, m: raised(bad_thread(t, words=[-1])), {"index": "0", "word": "-1"}),
+    Case("thread-words-too-big", "must be 0 <= w < 2**32",
+         lambda t, m: raised(bad_thread(t, words=[1, 2**32])), {"index": "1", "word": str(2**32)}),
+    # km.Session
+    Case("session-coherence-type", "coherence must be a str",
+         lambda t, m: raised(lambda: km.Session(coherence=1)), {"type": "int"}),
+    Case("session-coherence-value", "coherence must be 'card' or 'strict', not",
+         lambda t, m: raised(lambda: km.Session(coherence="loose")), {"value": "'loose'"}),
+    Case("session-quantum-type", "quantum must be an int",
+         lambda t, m: raised(lambda: km.Session(quantum=1.5)), {"type": "float"}),
+    Case("session-quantum-range", "quantum must be 1 to 2**31",
+         lambda t, m: raised(lambda: km.Session(quantum=0)), {"quantum": "0"}),
+    Case("session-seed-type", "schedule_seed must be",
+         lambda t, m: raised(lambda: km.Session(schedule_seed="7")), {"type": "str"}),
+    # session.load
+    Case("load-closed", "the session is closed", _closed),
+    Case("load-not-a-program", "program must be a km.Program",
+         lambda t, m: _load("program.py"), {"type": "str"}),
+    Case("load-no-thread", "has no thread; add one",
+         lambda t, m: _load(km.Program("empty", kernels=KERNELS)), {"program": "empty"}),
+    Case("load-region-too-big-cluster-0", "share of DRAM bank",
+         lambda t, m: _load(program(t, cluster=0, regions={"big": 5 * GiB})),
+         {"name": "big", "size": "5 GiB", "cluster": "0", "bank": "D5", "share": "4 GiB"}),
+    Case("load-region-too-big-cluster-3", "share of DRAM bank",
+         lambda t, m: _load(program(t, cluster=3, regions={"small": 64, "big": 2 * GiB})),
+         {"name": "big", "size": "2 GiB", "cluster": "3", "bank": "D7", "share": "2 GiB"}),
+    Case("load-source-gone", "No such file or directory", _source_gone,
+         lambda t: {"path": str((t / "thread.c").resolve())}),
+    # run.thread, run.threads
+    Case("run-thread-several", "the program has threads on clusters",
+         lambda t, m: on_a_run(t, lambda run: run.thread, two_threads=True), {"clusters": "0, 2"}),
+    Case("thread-result-several", "the program has threads on clusters",
+         lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=10.0), two_threads=True),
+         {"clusters": "0, 2"}),
+    Case("run-threads-no-thread", "KeyError: {cluster}",
+         lambda t, m: on_a_run(t, lambda run: run.threads[3]), {"cluster": "3"}),
+    # run.thread_result
+    Case("thread-result-timeout-type", "timeout must be a number",
+         lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout="10")), {"type": "str"}),
+    Case("thread-result-timeout-negative", "timeout must be >= 0",
+         lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=-1)), {"timeout": "-1"}),
+    Case("thread-result-cluster-type", "cluster must be an int (0 to 3) or None",
+         lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=10.0, cluster="0")), {"type": "str"}),
+    Case("thread-result-cluster-missing", "no thread on cluster",
+         lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=10.0, cluster=1), two_threads=True),
+         {"cluster": "1", "clusters": "0, 2"}),
+    # run.thread.read
+    Case("read-name-type", "name must be a region name",
+         lambda t, m: on_a_run(t, lambda run: run.thread.read(0), stop_first=True, regions={"a": 8}), {"type": "int"}),
+    Case("read-before-stop", "regions are read after run.stop()",
+         lambda t, m: on_a_run(t, lambda run: run.thread.read("a"), regions={"a": 8})),
+    Case("read-unknown-name", "no region '{name}'",
+         lambda t, m: on_a_run(t, lambda run: run.thread.read("b"), stop_first=True, regions={"a": 8, "c": 8}),
+         {"name": "b", "cluster": "1", "names": "'a', 'c'"}),
+    # run.cache_report, run.cache_map
+    Case("cache-report-before-stop", "is drawn after run.stop()",
+         lambda t, m: on_a_run(t, lambda run: run.cache_report()), {"call": "run.cache_report()"}),
+    Case("cache-map-before-stop", "is drawn after run.stop()",
+         lambda t, m: on_a_run(t, lambda run: run.cache_map(t / "map.svg")), {"call": "run.cache_map()"}),
+    Case("cache-map-path-type", "path must be a file path",
+         lambda t, m: on_a_run(t, lambda run: run.cache_map(3), stop_first=True), {"type": "int"}),
+    Case("cache-map-not-svg", "path must end in .svg",
+         lambda t, m: on_a_run(t, lambda run: run.cache_map(t / "map.png"), stop_first=True), {"file name": "map.png"}),
+    Case("cache-map-no-folder", "No such file or directory",
+         lambda t, m: on_a_run(t, lambda run: run.cache_map(t / "nowhere" / "map.svg"), stop_first=True),
+         lambda t: {"path": str(t / "nowhere" / "map.svg")}),
+    # 2. build
+    Case("compile-error", "error: {what the compiler says}",
+         lambda t, m: _load(program(t, "    return 0\n")),
+         lambda t: {"file": _thread_file(t), "line": "5"}),
+    Case("compile-undefined-symbol", "undefined symbol",
+         lambda t, m: _compile(t, m, '#include "kmx.h"\nint main(void) { return 0; }\n'), {"symbol": "kmx_main"}),
+    Case("compile-no-compiler", "was not found (KMX_CC=",
+         lambda t, m: _compile(t, m, '#include "kmx.h"\nint kmx_main(int core) { return core; }\n',
+                               KMX_CC="no-such-compiler-for-kmx"),
+         {"command": "no-such-compiler-for-kmx", "KMX_CC": "no-such-compiler-for-kmx"}),
+    Case("image-fixed-address", "linked at a fixed address",
+         lambda t, m: _compile(t, m, '#include "kmx.h"\nint kmx_main(int core) { return core; }\n',
+                               KMX_CFLAGS="-no-pie")),
+    # 3. km.ThreadFault
+    Case("fault-as-printed", "crashed at {file}:{line}",
+         lambda t, m: fault(t, "    kmx_result(48, 0, 1);\n    return 0;\n"),
+         lambda t: {"cluster": "1", "core": "0", "file": _thread_file(t), "line": "5"}),
+    Case("fault-null-store", "which is a null pointer (kmx_region",
+         lambda t, m: fault(t, "    uint64_t bytes;\n    uint32_t* p = (uint32_t*)kmx_region(5, &bytes);\n    p[1] = 3;\n    return 0;\n",
+                            regions={"r": 64}),
+         {"access": "a store to", "address": "0x4"}),
+    Case("fault-null-load", "which is a null pointer (kmx_region",
+         lambda t, m: fault(t, "    uint64_t bytes;\n    volatile uint32_t* p = (uint32_t*)kmx_region(1, &bytes);\n    return (int)p[2];\n"),
+         {"access": "a load from", "address": "0x8"}),
+    Case("fault-past-the-end", "bytes past the end of region",
+         lambda t, m: fault(t, "    uint64_t bytes;\n    volatile uint32_t* p = (uint32_t*)kmx_region(0, &bytes);\n    return (int)p[bytes / 4 + 2];\n",
+                            regions={"r": 100}),
+         {"access": "a load from", "offset": "8", "name": "r", "id": "0", "size": "100"}),
+    Case("fault-one-byte-past-the-end", "bytes past the end of region",
+         lambda t, m: fault(t, REGION + "    for (uint64_t i = 0; i <= bytes; i++) r[i] = 1;\n    return 0;\n",
+                            regions={"first": 8, "second": 4097}),
+         {"access": "a store to", "offset": "0", "name": "first", "id": "0", "size": "8"}),
+    Case("fault-wild-pointer", "{access} {address}, which is not in the thread's memory",
+         lambda t, m: fault(t, "    volatile uint32_t* p = (uint32_t*)0x123456789000;\n    return (int)*p;\n"),
+         {"access": "a load from", "address": "0x123456789000"}),
+    Case("fault-just-before-a-page-region", "{access} {address}, which is not in the thread's memory",
+         lambda t, m: fault(t, REGION + "    r[-1] = 1;\n    return 0;\n", regions={"r": 4096}),
+         {"access": "a store to"}),
+    Case("fault-stack-overflow", "a stack overflow",
+         lambda t, m: fault(t, "    return deep(100000);\n", prelude=DEEP), {"access": "a store to", "core": "0"}),
+    Case("fault-fetch-null", "an instruction fetch from 0x0",
+         lambda t, m: fault(t, "    int (*volatile f)(void) = 0;\n    return f();\n")),
+    Case("fault-fetch-outside", "an instruction fetch from {address}, which is not",
+         lambda t, m: fault(t, "    int (*volatile f)(void) = (int (*)(void))0x123456789000;\n    return f();\n"),
+         {"address": "0x123456789000"}),
+    Case("fault-vector-instruction", "an illegal instruction",
+         lambda t, m: fault(t, '    __asm__ volatile(".word 0x010572d7"); /* vsetvli */\n    return 0;\n'),
+         {"bits": "0x010572d7"}),
+    Case("fault-zba-instruction", "an illegal instruction",
+         lambda t, m: fault(t, '    __asm__ volatile(".word 0x20b52533"); /* sh1add */\n    return 0;\n'),
+         {"bits": "0x20b52533"}),
+    Case("fault-zbb-instruction", "an illegal instruction",
+         lambda t, m: fault(t, '    __asm__ volatile(".word 0x40b57533"); /* andn */\n    return 0;\n'),
+         {"bits": "0x40b57533"}),
+    Case("fault-builtin-trap", "an illegal instruction",
+         lambda t, m: fault(t, "    if (kmx_word_count() == 0) __builtin_trap();\n    return 0;\n")),
+    Case("fault-ebreak", "an ebreak",
+         lambda t, m: fault(t, '    __asm__ volatile("ebreak");\n    return 0;\n'), {"bits": "0x9002"}),
+    Case("fault-misaligned-atomic-32", "a misaligned atomic access",
+         lambda t, m: fault(t, REGION + "    __atomic_fetch_add((uint32_t*)(r + 2), 1, __ATOMIC_RELAXED);\n    return 0;\n",
+                            regions={"r": 64}),
+         {"offset": "2", "name": "r", "id": "0", "size": "4"}),
+    Case("fault-misaligned-atomic-64", "a misaligned atomic access",
+         lambda t, m: fault(t, REGION + "    __atomic_fetch_add((uint64_t*)(r + 4), 1, __ATOMIC_RELAXED);\n    return 0;\n",
+                            regions={"r": 64}),
+         {"offset": "4", "name": "r", "id": "0", "size": "8"}),
+    Case("fault-kmx-result-index", "kmx_result: words",
+         lambda t, m: fault(t, "    uint32_t w = 1;\n    kmx_result(48, &w, 1);\n    return 0;\n"),
+         {"first": "48", "last": "48"}),
+    Case("fault-kmx-result-count", "kmx_result: words",
+         lambda t, m: fault(t, "    uint32_t w[2] = {1, 2};\n    kmx_result(47, w, 2);\n    return 0;\n"),
+         {"first": "47", "last": "48"}),
+    Case("fault-kmx-word", "argument word {index} does not exist",
+         lambda t, m: fault(t, "    return (int)kmx_word(2);\n", words=[5, 6]), {"index": "2", "last": "1"}),
+    Case("fault-kmx-word-none", "argument word {index} does not exist",
+         lambda t, m: fault(t, "    return (int)kmx_word(0);\n"), {"index": "0"},
+         variant=("the thread has words 0 to {last}", "the thread has no argument words")),
+    Case("fault-kmx-invalidate-id", "region ID {id} does not exist",
+         lambda t, m: fault(t, "    kmx_invalidate(2);\n    return 0;\n", regions={"a": 8, "b": 8}),
+         {"call": "kmx_invalidate", "id": "2", "last": "1"}),
+    Case("fault-kmx-flush-no-regions", "region ID {id} does not exist",
+         lambda t, m: fault(t, "    kmx_flush(0);\n    return 0;\n"), {"call": "kmx_flush", "id": "0"},
+         variant=("the thread has IDs 0 to {last}", "the thread has no regions")),
+    Case("fault-kmx-result-null-pointer", "bytes at {address}: not in the thread's memory",
+         lambda t, m: fault(t, "    kmx_result(0, 0, 1);\n    return 0;\n"),
+         {"call": "kmx_result", "bytes": "4", "address": "0x0"}),
+    Case("fault-kmx-region-bad-pointer", "bytes at {address}: not in the thread's memory",
+         lambda t, m: fault(t, "    kmx_region(0, (uint64_t*)0x1000);\n    return 0;\n", regions={"r": 8}),
+         {"call": "kmx_region", "bytes": "8", "address": "0x1000"}),
+    Case("fault-kmx-print-bad-string", "bytes at {address}: not in the thread's memory",
+         lambda t, m: fault(t, '    kmx_print("%s\\n", (const char*)0x1000);\n    return 0;\n'),
+         {"call": "kmx_print", "bytes": "1", "address": "0x1000"}),
+    Case("fault-kmx-result-runs-past", "runs past the end of",
+         lambda t, m: fault(t, "    uint64_t bytes;\n    uint32_t* r = (uint32_t*)kmx_region(0, &bytes);\n    kmx_result(0, r + 1, 4);\n    return 0;\n",
+                            regions={"r": 8}),
+         {"call": "kmx_result", "bytes": "16", "where": "r"}),
+    Case("fault-kmx-print-float", "unsupported conversion",
+         lambda t, m: fault(t, '    kmx_print("%f\\n", 1.5);\n    return 0;\n'), {"format": "%f\\n"}),
+    Case("fault-kmx-print-precision", "unsupported conversion",
+         lambda t, m: fault(t, '    kmx_print("%5.2d\\n", 1);\n    return 0;\n'), {"format": "%5.2d\\n"}),
+    Case("fault-kmx-print-trailing-percent", "unsupported conversion",
+         lambda t, m: fault(t, '    kmx_print("100%");\n    return 0;\n'), {"format": "100%"}),
+    Case("fault-kmx-print-width", "is over 1000",
+         lambda t, m: fault(t, '    kmx_print("%2000d\\n", 1);\n    return 0;\n'),
+         {"width": "2000", "format": "%2000d\\n"}),
+    Case("fault-kmx-print-17-arguments", "more conversions than its 16 arguments",
+         lambda t, m: fault(t, PRINT_17)),
+    Case("fault-kmx-print-no-end", "no end to the string",
+         lambda t, m: fault(t, "    uint64_t bytes;\n    char* r = (char*)kmx_region(0, &bytes);\n"
+                               "    for (uint64_t i = 0; i < bytes; i++) r[i] = 'a';\n"
+                               '    kmx_print("%s\\n", r);\n    return 0;\n', regions={"r": 8192})),
+    Case("fault-unknown-call", "which is no kmx call",
+         lambda t, m: fault(t, '    __asm__ volatile("li a7, 99\\n ecall" ::: "a0", "a7", "memory");\n    return 0;\n'),
+         {"number": "99"}),
+    Case("fault-barrier-one-core-gone", "kmx_barrier: core",
+         lambda t, m: fault(t, "    if (core == 3) return 0;\n    kmx_barrier();\n    return 0;\n", cores=4),
+         {"core": "0", "cores": "4", "who": "core 3"}),
+    Case("fault-barrier-two-cores-gone", "kmx_barrier: core",
+         lambda t, m: fault(t, "    if (core >= 2) return 0;\n    kmx_barrier();\n    return 0;\n", cores=4),
+         {"core": "0", "cores": "4", "who": "cores 2, 3"}),
+    # 4. results that do not come
+    Case("timeout", "handed no result in",
+         lambda t, m: forever(t, lambda run: raised(lambda: run.thread_result(timeout=0.2))),
+         {"cluster": "1", "timeout": "0.2"}),
+    Case("after-the-final-result", "has ended and its final result",
+         lambda t, m: on_a_run(t, lambda run: (run.thread_result(timeout=10.0), run.thread_result(timeout=10.0))),
+         {"cluster": "1"}),
+    Case("after-stop", "the run was stopped before",
+         lambda t, m: forever(t, lambda run: (run.stop(), raised(lambda: run.thread_result(timeout=10.0)))[1]),
+         {"cluster": "1"}),
+    # 5. warnings
+    Case("warning-not-simulated", "is not simulated", _kernel_that_does_something, {"file": "compute.cpp"}),
+    Case("warning-coherence", "before the thread invalidated it", _read_before_invalidate,
+         {"core": "0", "name": "data", "which bytes": "all 64 bytes", "line": "7", "id": "0"}),
+    Case("warning-compile", "warning: {what the compiler says}", _compile_warning,
+         lambda t: {"file": _thread_file(t), "line": "5"}),
+]
+
+def the_block(key: str) -> str:
+    found = [block for block in blocks() if key in block]
+    assert len(found) == 1, f"{key!r} is in {len(found)} ```text blocks of docs/errors.md, not 1"
+    return found[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_the_page_shows_the_message(case: Case, tmp_path, monkeypatch):
+    template = the_block(case.key)
+    if case.variant is not None:
+        part, instead = case.variant
+        assert part in template
+        assert f"`{instead}`" in PAGE.read_text(), f"the page does not give the ending {instead!r}"
+        template = template.replace(part, instead)
+    values = case.values(tmp_path) if callable(case.values) else case.values
+    names = set(PLACEHOLDER.findall(template))
+    assert set(values) <= names, f"no placeholders {set(values) - names} in {template!r}"
+
+    got = case.trigger(tmp_path, monkeypatch)
+
+    first = template.split("\n", 1)[0]
+    prefix = first.split(": ", 1)[0]
+    if prefix in TYPES:  # TYPE: MESSAGE
+        expected_type, template = TYPES[prefix], template[len(prefix) + 2 :]
+        if isinstance(got, warnings.WarningMessage):
+            assert issubclass(got.category, expected_type), f"{got.category.__name__}, not {prefix}"
+            message = str(got.message)
+        else:
+            assert isinstance(got, expected_type), f"{type(got).__name__}: {got}; the page says {prefix}"
+            message = str(got)
+    else:  # the cause of a ThreadFault
+        assert isinstance(got, km.ThreadFault), f"{type(got).__name__}: {got}; the page says km.ThreadFault"
+        message = got.cause
+    assert re.fullmatch(pattern(template, values), message), (
+        f"the page says:\n{template}\nthe library says:\n{message}"
+    )
+
+
+def test_every_message_on_the_page_has_a_case():
+    named = {the_block(case.key) for case in CASES}
+    missing = [block for block in blocks() if block not in named]
+    assert missing == []
+
+
+def test_a_fault_carries_what_the_page_says(tmp_path):
+    got = fault(tmp_path, "    uint32_t w = 1;\n    kmx_result(48, &w, 1);\n    return 0;\n")
+    assert isinstance(got, km.ThreadFault) and isinstance(got, km.KomorebiError)
+    assert (got.cluster, got.core) == (1, 0)
+    assert got.file == _thread_file(tmp_path) and got.line == 6
+    assert got.cause.startswith("kmx_result: ")
+    # pc is inside kmx.h, the call's own code; the message shows the pc of the line.
+    assert got.backtrace[0].startswith(str(ROOT / "kmx_runtime" / "kmx.h"))
+    assert got.backtrace[1].startswith(f"{got.file}:{got.line} (pc ")
+    assert f"(pc {got.pc:#x})" in got.backtrace[0]
+    shown = re.search(r"\(pc (0x[0-9a-f]+)\)", str(got)).group(1)
+    assert int(shown, 16) != got.pc and f"(pc {shown})" in got.backtrace[1]
+    assert str(got).split("\n")[1:] == ["  backtrace:", *(f"    {frame}" for frame in got.backtrace)]
+
+
+def test_a_fault_is_raised_again_and_the_session_goes_on(tmp_path):
+    with km.Session() as session:
+        run = session.load(program(tmp_path, "    return (int)kmx_word(0);\n", regions={"r": 8}))
+        first = raised(lambda: run.thread_result(timeout=10.0))
+        assert isinstance(first, km.ThreadFault)
+        assert raised(lambda: run.thread_result(timeout=10.0)) is first
+        run.stop()
+        assert raised(lambda: run.thread_result(timeout=10.0)) is first
+        assert run.thread.read("r").size == 8
+        (tmp_path / "next").mkdir()
+        next_run = session.load(program(tmp_path / "next", "    return 3;\n"))
+        assert next_run.thread_result(timeout=10.0).code == 3
+        next_run.stop()
+
+
+def test_a_compile_error_carries_the_messages_and_the_command(tmp_path):
+    got = _load(program(tmp_path, "    return 0\n"))
+    assert isinstance(got, km.CompileError) and isinstance(got, km.KomorebiError)
+    assert got.messages == str(got) and f"{_thread_file(tmp_path)}:5:" in got.messages
+    assert isinstance(got.command, list) and str(tmp_path / "thread.c") in " ".join(got.command)
+
+
+def test_keyerror_messages_print_in_quotes(tmp_path):
+    got = on_a_run(tmp_path, lambda run: run.thread.read("b"), stop_first=True, regions={"a": 8})
+    assert str(got).startswith('"no region') and got.args[0].startswith("no region")
