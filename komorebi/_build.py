@@ -146,4 +146,9 @@ def build_thread(sources: Sequence[Path]) -> Path:
 
 
 def _warn(messages: str) -> None:
-    warnings.warn(CompileWarning(messages), stacklevel=4)
+    # Point the warning at the caller's line (session.load), past komorebi's own frames.
+    here = Path(__file__).resolve().parent
+    frame, level = sys._getframe(1), 2
+    while frame is not None and Path(frame.f_code.co_filename).resolve().parent == here:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(CompileWarning(messages), stacklevel=level)

@@ -61,6 +61,7 @@ class ThreadFault(KomorebiError):
         self.file = file
         self.line = line
         self.backtrace = list(backtrace)
+        self.line_pc = pc if line_pc is None else line_pc
         where = f"{file}:{line}" if file else "no source line"
         shown = pc if line_pc is None else line_pc
         text = f"thread on cluster {cluster}, core {core}, crashed at {where} (pc {shown:#x}): {cause}"

@@ -51,9 +51,16 @@ class Program:
     """
 
     def __init__(self, name: str, *, kernels: str | PathLike) -> None:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"name must be a non-empty str, not {name!r}")
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if not name:
+            raise ValueError("name must not be empty")
         folder = _path(kernels, "kernels")
+        if folder.exists() and not folder.is_dir():
+            raise FileNotFoundError(
+                f"kernels: {str(folder)!r} is a file, not a folder; kernels names the folder of "
+                "the program's Tensix kernels"
+            )
         if not folder.is_dir():
             raise FileNotFoundError(f"kernels: the folder {str(folder)!r} does not exist")
         self.name = name
@@ -98,6 +105,8 @@ class Program:
         checked_sources = []
         for i, source in enumerate(sources):
             path = _path(source, f"sources[{i}]")
+            if path.is_dir():
+                raise FileNotFoundError(f"sources[{i}]: {str(path)!r} is a folder, not a file; sources names C and assembly files")
             if not path.is_file():
                 raise FileNotFoundError(f"sources[{i}]: the file {str(path)!r} does not exist")
             checked_sources.append(path.resolve())
@@ -108,8 +117,10 @@ class Program:
             raise ValueError(f"regions: {len(regions)} regions; a thread has at most {MAX_REGIONS}")
         checked_regions = []
         for name, content in regions.items():
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"regions: a region name must be a non-empty str, not {name!r}")
+            if not isinstance(name, str):
+                raise TypeError(f"regions: a region name must be a str, not {name!r}")
+            if not name:
+                raise ValueError("regions: a region name must not be empty")
             checked_regions.append((name, _region_content(name, content)))
         if isinstance(words, (str, bytes)) or not isinstance(words, (Sequence, np.ndarray)):
             raise TypeError(f"words must be a sequence of ints, not {type(words).__name__}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import numbers as _numbers
+import threading
 import warnings
 from os import PathLike
 from pathlib import Path
@@ -12,14 +14,14 @@ import numpy as np
 
 from komorebi._build import build_thread
 from komorebi._cache_map import cache_map_svg, cache_report
-from komorebi._errors import CoherenceWarning, ThreadFault
+from komorebi._errors import CoherenceWarning, CompileError, ThreadFault
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from sim.card import Card
 from sim.checker import Finding
 from sim.cluster import Cluster
 from sim.faults import CoreFault
-from sim.loader import load_image
+from sim.loader import ImageError, load_image
 from sim.schedule import DEFAULT_QUANTUM
 
 COHERENCE_MODES = ("card", "strict")
@@ -36,6 +38,27 @@ def _thread_fault(fault: CoreFault) -> ThreadFault:
         backtrace=[str(frame) for frame in fault.backtrace],
         line_pc=fault.source_pc,
     )
+
+
+def _seconds(timeout: Any) -> float | None:
+    """A checked timeout: None (wait for ever) or a finite number of seconds >= 0."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, _numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+    seconds = float(timeout)
+    if math.isnan(seconds) or seconds < 0:
+        raise ValueError(f"timeout must be a number of seconds >= 0, or None to wait for ever; not {timeout}")
+    if seconds > threading.TIMEOUT_MAX:  # longer than the host can wait in one go
+        return None
+    return seconds
+
+
+class Threads(dict):
+    """run.threads: cluster number -> Thread, saying which clusters have one."""
+
+    def __missing__(self, cluster: Any) -> "Thread":
+        raise KeyError(f"no thread on cluster {cluster!r}; the threads are on clusters {sorted(self)}")
 
 
 class Thread:
@@ -60,6 +83,7 @@ class Thread:
 
     def result(self, timeout: float | None = None) -> ThreadResult:
         """The thread's next result; see Run.thread_result."""
+        timeout = _seconds(timeout)
         if self.fault is not None:
             raise self.fault
         if self._ended:
@@ -114,7 +138,7 @@ class Run:
 
     def __init__(self, card: Card) -> None:
         self._card = card
-        self.threads = {number: Thread(self, cluster) for number, cluster in card.clusters.items()}
+        self.threads = Threads({number: Thread(self, cluster) for number, cluster in card.clusters.items()})
         self.stopped = False
 
     @property
@@ -131,11 +155,7 @@ class Run:
         """The next result of the thread (on CLUSTER, when there are several), waiting at
         most TIMEOUT wall-clock seconds (None: for ever). Raises TimeoutError when none
         comes, km.ThreadFault when the thread crashed."""
-        if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, _numbers.Real):
-                raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
-            if timeout < 0:
-                raise ValueError(f"timeout must be >= 0 seconds, not {timeout}")
+        timeout = _seconds(timeout)
         if cluster is None:
             return self.thread.result(timeout)
         if isinstance(cluster, bool) or not isinstance(cluster, _numbers.Integral):
@@ -183,7 +203,7 @@ class Run:
 
     def _require_stopped(self, what: str) -> None:
         if not self.stopped:
-            raise RuntimeError(f"{what} is drawn after run.stop(), when every line's story is complete")
+            raise RuntimeError(f"{what} comes after run.stop(), when every line's story is complete")
 
     def __enter__(self) -> "Run":
         return self
@@ -236,7 +256,22 @@ class Session:
             raise TypeError(f"program must be a km.Program, not {type(program).__name__}")
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
-        images = {c: load_image(build_thread(spec.sources)) for c, spec in program.threads.items()}
+        images = {}
+        for number, spec in program.threads.items():
+            for source in spec.sources:
+                if not source.is_file():
+                    raise FileNotFoundError(
+                        f"sources: the file {str(source)!r} of the thread on cluster {number} "
+                        "no longer exists (it did when program.thread was called)"
+                    )
+            elf = build_thread(spec.sources)
+            try:
+                images[number] = load_image(elf)
+            except ImageError as error:
+                raise CompileError(
+                    f"the thread on cluster {number} was built, but the simulator cannot run "
+                    f"it: {error}"
+                ) from None
         card = Card(self.quantum, self.schedule_seed, self.coherence)
         for number, spec in sorted(program.threads.items()):
             card.place_thread(number, images[number], spec.regions, spec.words, spec.cores)

@@ -294,7 +294,7 @@ class Cluster:
         frames = [Frame(pc, self.source_line(pc))]
         for _ in range(BACKTRACE_DEPTH):
             try:
-                ra, fp = struct.unpack("<QQ", self.memory.read(fp - 16, 16))[::-1]
+                ra, fp = struct.unpack("<QQ", self.memory.peek(fp - 16, 16))[::-1]
             except MemoryAccessError:
                 break
             if ra == 0 or self.source_line(ra - 2) is None:
@@ -314,21 +314,26 @@ class Cluster:
                 "which is a null pointer (kmx_region returns 0 for a region ID the thread "
                 "does not have)"
             )
+        data = ": code runs only from the thread's image" if fetch else ""
         for stack in self.stacks:
             if stack.base - GUARD_BYTES <= address < stack.base:
                 return f"the guard page below {stack.name}: a stack overflow"
-        for region in self.regions:
-            if region.address <= address < region.address + region.size:
-                return f"byte {address - region.address} of region {region.name!r} (ID {region.id})"
+            if stack.base <= address < stack.end:
+                return f"which is in {stack.name}{data}"
         for region in self.regions:
             start = region.address
-            if region.span.base <= address < start:
-                return f"just before the start of region {region.name!r} (ID {region.id})"
+            if start <= address < start + region.size:
+                return f"byte {address - start} of region {region.name!r} (ID {region.id}){data}"
+            if start - PAGE <= address < start:
+                return f"{start - address} bytes before the start of region {region.name!r} (ID {region.id})"
             if start + region.size <= address < region.span.end + GUARD_BYTES:
                 return (
                     f"{address - start - region.size} bytes past the end of region "
                     f"{region.name!r} (ID {region.id}, {region.size} bytes at {start:#x})"
                 )
+        for span in self.memory.spans:
+            if span.kind == "region" and span.base <= address < span.end:  # another cluster's
+                return f"in {span.name}{data}"
         return "which is not in the thread's memory"
 
     # -- scheduling -------------------------------------------------------------------------

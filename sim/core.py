@@ -74,6 +74,8 @@ ILLEGAL_HELP = (
 READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
 
 
+
+
 class Core:
     """Hart NUMBER of CLUSTER: enters ENTRY with its stack at STACK_TOP and runs until
     HALT, where the start code goes once kmx_main has returned."""
@@ -182,6 +184,9 @@ class Core:
             writable = span.region.access(page, access == UC_MEM_WRITE)
             entry.perms = UC_PROT_READ | UC_PROT_WRITE if writable else UC_PROT_READ
         elif span.kind == "stack":
+            if access == UC_MEM_FETCH:  # code runs only from the image
+                self._bad_access = (address, access)
+                return False
             entry.perms = UC_PROT_READ | UC_PROT_WRITE
         else:
             entry.perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC
@@ -192,7 +197,7 @@ class Core:
         key = (address, size)
         count = self._block_lengths.get(key)
         if count is None:
-            code = self._memory.read(address, size)
+            code = self._memory.peek(address, size)
             count, offset = 0, 0
             while offset < size:
                 offset += decode.length(code[offset] | code[offset + 1] << 8)
@@ -207,7 +212,11 @@ class Core:
         pc = self._trapping_pc(uc.reg_read(UC_RISCV_REG_PC))
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
         if number == 2:
-            cause = f"{cause} ({self._instruction_at(pc)}). {ILLEGAL_HELP}"
+            insn = self._instruction_at(pc)
+            if insn in ("instruction 0x0000", "instruction 0xc0001073"):  # (c.)unimp
+                cause = f"a trap instruction ({insn}, unimp: what __builtin_trap() compiles to): the thread stopped itself on purpose"
+            else:
+                cause = f"{cause} ({insn}). {ILLEGAL_HELP}"
         elif number in (4, 6):
             cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
@@ -231,22 +240,18 @@ class Core:
 
     # -- faults -----------------------------------------------------------------------------
 
-    def _trapping_pc(self, pc: int) -> int:
-        """The engine reports an exception with pc already past the instruction (unicorn
-        issue 1990). Step back over it: a 32-bit instruction at pc-4 if its low bits say
-        so, else a compressed one at pc-2."""
-        try:
-            if decode.length(struct.unpack("<H", self._memory.read(pc - 4, 2))[0]) == 4:
-                return pc - 4
-        except Exception:
-            pass
-        return pc - 2
+    @staticmethod
+    def _trapping_pc(pc: int) -> int:
+        """Unicorn 2.1 adds 4 to pc before it reports any RISC-V exception, whatever the
+        instruction's length (unicorn issue 1990; pull request 2384 would change it): the
+        instruction that trapped is 4 bytes back, for a compressed one too."""
+        return pc - 4
 
     def _instruction(self, pc: int) -> int:
-        low = struct.unpack("<H", self._memory.read(pc, 2))[0]
+        low = struct.unpack("<H", self._memory.peek(pc, 2))[0]
         if decode.length(low) == 2:
             return low
-        return struct.unpack("<I", self._memory.read(pc, 4))[0]
+        return struct.unpack("<I", self._memory.peek(pc, 4))[0]
 
     def _instruction_at(self, pc: int) -> str:
         """The instruction at PC, for a message: 0x0001 (compressed) or 0x0000000b."""
@@ -273,6 +278,8 @@ class Core:
                 access, "a load from"
             )
             fetch = access == UC_MEM_FETCH
+            if fetch and pc & ~(PAGE - 1) == address:
+                address = pc  # the jump's target itself, not just its page
             cause = f"{what} {address:#x}, {self.cluster.describe_address(address, fetch)}"
             if fetch:  # the jump's own pc is lost; ra tells where a call came from
                 return self.fault(address, cause, came_from=self.uc.reg_read(UC_RISCV_REG_RA))

@@ -70,6 +70,8 @@ def human_bytes(n: int) -> str:
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
+    if n >= GiB:
+        return f"{n / GiB:.2f} GiB ({n} bytes)"
     if n >= MiB:
         return f"{n / MiB:.1f} MiB ({n} bytes)"
     return f"{n} bytes"

@@ -25,7 +25,7 @@ class MemoryAccessError(Exception):
     """An access outside every span; the trap layer turns it into a ThreadFault."""
 
     def __init__(self, address: int, size: int, why: str) -> None:
-        super().__init__(f"{size} bytes at {address:#x}: {why}")
+        super().__init__(f"{size} byte{'s' if size != 1 else ''} at {address:#x}: {why}")
         self.address = address
         self.size = size
         self.why = why
@@ -92,13 +92,21 @@ class AddressSpace:
         if span is None:
             raise MemoryAccessError(address, size, "not in the thread's memory")
         if address + size > span.end:
-            raise MemoryAccessError(address, size, f"runs past the end of {span.name}")
+            what = f"region {span.name!r}" if span.kind == "region" else span.name
+            raise MemoryAccessError(address, size, f"which runs past the end of {what}")
         return span
 
     def _through_cache(self, span: Span, offset: int, size: int, write: bool) -> None:
         if span.region is not None:
             for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
                 span.region.access(page, write)
+
+    def peek(self, address: int, size: int) -> bytes:
+        """SIZE bytes as they are, for the simulator's own eyes (a fault message, a frame
+        walk, a block count): no fill, nothing the checker would see."""
+        span = self._span_for(address, size)
+        offset = address - span.base
+        return span.array[offset : offset + size].tobytes()
 
     def read(self, address: int, size: int) -> bytes:
         """SIZE bytes as a core would load them."""
@@ -117,6 +125,7 @@ class AddressSpace:
     def read_string(self, address: int, limit: int = 4096) -> str:
         """A NUL-terminated string (at most LIMIT bytes), decoded as UTF-8."""
         out = bytearray()
+        start = address
         while len(out) < limit:
             span = self._span_for(address, 1)
             chunk = self.read(address, min(span.end - address, PAGE - address % PAGE))
@@ -126,4 +135,4 @@ class AddressSpace:
                 return out.decode("utf-8", errors="replace")
             out += chunk
             address += len(chunk)
-        raise MemoryAccessError(address, limit, f"no end to the string in {limit} bytes")
+        raise MemoryAccessError(start, limit, f"no 0 byte ends the string in its first {limit} bytes")

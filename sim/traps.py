@@ -78,7 +78,17 @@ class TrapTable:
             )
         try:
             value = handler(core, a0, a1, a2)
-        except (CallError, MemoryAccessError, FormatError) as error:
+        except MemoryAccessError as error:
+            if error.why.startswith(("which runs past", "no 0 byte")):
+                detail = error.why
+            else:
+                detail = self.cluster.describe_address(error.address)
+            raise core.fault(
+                core.current_pc() - 4,
+                f"{Call(number).c_name}: a pointer to {error.size} byte{'s' if error.size != 1 else ''} "
+                f"at {error.address:#x}, {detail}",
+            ) from None
+        except (CallError, FormatError) as error:
             raise core.fault(core.current_pc() - 4, f"{Call(number).c_name}: {error}") from None
         if value is not None:
             core.set_return(value)
@@ -110,7 +120,7 @@ class TrapTable:
         self.cluster.flush(self._region_id(region_id), core)
 
     def result(self, core: "Core", index: int, words: int, count: int) -> None:
-        if index >= RESULT_WORDS or count > RESULT_WORDS - index:
+        if index > RESULT_WORDS or (count and (index >= RESULT_WORDS or count > RESULT_WORDS - index)):
             raise CallError(
                 f"words {index} to {index + count - 1} do not fit: there are {RESULT_WORDS} "
                 f"result words, 0 to {RESULT_WORDS - 1}"

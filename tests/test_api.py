@@ -26,8 +26,13 @@ def test_program_checks_its_arguments(tmp_path):
         km.Program("p", kernels=tmp_path / "missing")
     with pytest.raises(TypeError, match="kernels"):
         km.Program("p", kernels=3)
-    with pytest.raises(TypeError, match="name"):
+    with pytest.raises(ValueError, match="name must not be empty"):
         km.Program("", kernels=tmp_path)
+    with pytest.raises(TypeError, match="name must be a str"):
+        km.Program(b"p", kernels=tmp_path)
+    (tmp_path / "file.txt").write_text("")
+    with pytest.raises(FileNotFoundError, match="is a file, not a folder"):
+        km.Program("p", kernels=tmp_path / "file.txt")
 
 
 @pytest.mark.parametrize(
@@ -40,6 +45,8 @@ def test_program_checks_its_arguments(tmp_path):
         (dict(sources="triple.c"), TypeError, "sources"),
         (dict(sources=["/no/such/file.c"]), FileNotFoundError, r"sources\[0\]"),
         (dict(regions={1: 64}), TypeError, "region name"),
+        (dict(regions={"": 64}), ValueError, "region name must not be empty"),
+        (dict(sources=["."]), FileNotFoundError, "is a folder, not a file"),
         (dict(regions={"r": 0}), ValueError, "byte count > 0"),
         (dict(regions={"r": np.zeros(0)}), ValueError, "empty"),
         (dict(regions={"r": "abc"}), TypeError, "byte count"),
@@ -98,3 +105,45 @@ def test_read_checks_its_name(tmp_path):
             run.thread.read(0)
         with pytest.raises(TypeError, match="timeout"):
             run.thread_result(timeout="1")
+
+
+@pytest.mark.parametrize(
+    "timeout, error, words",
+    [
+        (float("nan"), ValueError, "number of seconds >= 0"),
+        (-1, ValueError, "number of seconds >= 0"),
+        ("1", TypeError, "number of seconds or None"),
+        (True, TypeError, "number of seconds or None"),
+    ],
+)
+def test_timeouts_are_checked_on_both_ways_in(tmp_path, timeout, error, words):
+    program = km.Program("p", kernels=tmp_path)
+    program.thread(cluster=1, sources=[TRIPLE], regions={"numbers": 4, "tripled": 4})
+    with km.Session() as session:
+        run = session.load(program)
+        with pytest.raises(error, match=words):
+            run.thread_result(timeout=timeout)
+        with pytest.raises(error, match=words):
+            run.thread.result(timeout=timeout)
+        # Forever, said with a number: no overflow, and a fraction works too.
+        from fractions import Fraction
+
+        assert run.thread_result(timeout=float("inf")).final
+        run.stop()
+    with km.Session() as session:
+        run = session.load(program)
+        assert run.thread_result(timeout=Fraction(30, 1)).final
+        with pytest.raises(KeyError, match=r"no thread on cluster 3; the threads are on clusters \[1\]"):
+            run.threads[3]
+        run.stop()
+
+
+def test_a_source_deleted_before_load_is_named(tmp_path):
+    source = tmp_path / "gone.c"
+    source.write_text(TRIPLE.read_text())
+    program = km.Program("p", kernels=tmp_path)
+    program.thread(cluster=2, sources=[source], regions={"numbers": 4, "tripled": 4})
+    source.unlink()
+    with km.Session() as session:
+        with pytest.raises(FileNotFoundError, match="of the thread on cluster 2 no longer exists"):
+            session.load(program)

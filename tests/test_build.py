@@ -112,8 +112,10 @@ def test_compiler_warnings_reach_python_at_each_load(tmp_path, kernels):
     program = km.Program("warn", kernels=kernels)
     program.thread(cluster=0, sources=[source], words=[1])
     for _ in range(2):  # compiled, then from the cache: the warning both times
-        with pytest.warns(km.CompileWarning, match=r"warn\.c:5:.*shift count >= width"):
+        with pytest.warns(km.CompileWarning, match=r"warn\.c:5:.*shift count >= width") as said:
             with km.Session() as session:
                 run = session.load(program)
                 run.thread_result(timeout=30)
                 run.stop()
+        # The warning points at the caller's session.load line, not inside komorebi.
+        assert [w.filename for w in said if w.category is km.CompileWarning] == [__file__]

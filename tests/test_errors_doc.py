@@ -347,9 +347,9 @@ CASES = [
          lambda t, m: on_a_run(t, lambda run: run.thread.read("b"), stop_first=True, regions={"a": 8, "c": 8}),
          {"name": "b", "cluster": "1", "names": "'a', 'c'"}),
     # run.cache_report, run.cache_map
-    Case("cache-report-before-stop", "is drawn after run.stop()",
+    Case("cache-report-before-stop", "comes after run.stop()",
          lambda t, m: on_a_run(t, lambda run: run.cache_report()), {"call": "run.cache_report()"}),
-    Case("cache-map-before-stop", "is drawn after run.stop()",
+    Case("cache-map-before-stop", "comes after run.stop()",
          lambda t, m: on_a_run(t, lambda run: run.cache_map(t / "map.svg")), {"call": "run.cache_map()"}),
     Case("cache-map-path-type", "path must be a file path",
          lambda t, m: on_a_run(t, lambda run: run.cache_map(3), stop_first=True), {"type": "int"}),

@@ -112,7 +112,7 @@ def test_an_unknown_call_number_is_a_fault(tmp_path):
 
 def test_a_result_pointer_outside_the_threads_memory_is_a_fault(tmp_path):
     source = '#include "kmx.h"\nint kmx_main(int core) {\n    kmx_result(0, (const uint32_t*)0x1000, 1);\n    return 0;\n}\n'
-    with pytest.raises(km.ThreadFault, match="kmx_result: 4 bytes at 0x1000: not in the thread's memory"):
+    with pytest.raises(km.ThreadFault, match="kmx_result: a pointer to 4 bytes at 0x1000, which is not in the thread's memory"):
         run_to_end(program_for(source, tmp_path))
 
 
@@ -231,3 +231,11 @@ def test_vector_and_bit_manipulation_instructions_say_how_to_compile(tmp_path, w
     assert f"instruction {word:#010x}" in fault.cause
     assert "vector (V) and bit-manipulation (Zba, Zbb) instructions are not simulated" in fault.cause
     assert "-mcpu=baseline_rv64" in fault.cause
+
+
+def test_builtin_trap_is_named_as_a_trap_at_its_line(tmp_path):
+    source = '#include "kmx.h"\nint kmx_main(int core) {\n    if (kmx_word(0) == 1)\n        __builtin_trap();\n    return 0;\n}\n'
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(source, tmp_path, words=[1]))
+    assert caught.value.line == 4
+    assert "a trap instruction (instruction 0x0000, unimp" in caught.value.cause

@@ -416,13 +416,13 @@ def test_the_picture_waits_for_stop_and_wants_an_svg(tmp_path):
             with pytest.raises(RuntimeError) as caught:
                 run.cache_report()
             message = str(caught.value)
-            with pytest.raises(RuntimeError, match=r"^run\.cache_map\(\) is drawn after run\.stop\(\)"):
+            with pytest.raises(RuntimeError, match=r"^run\.cache_map\(\) comes after run\.stop\(\)"):
                 run.cache_map(tmp_path / "map.svg")
             run.thread_result(timeout=10.0)
             run.stop()
             with pytest.raises(ValueError):
                 run.cache_map(tmp_path / "map.png")
-    assert message == "run.cache_report() is drawn after run.stop(), when every line's story is complete"
+    assert message == "run.cache_report() comes after run.stop(), when every line's story is complete"
     said = " ".join(section("## The picture").split())
     assert f"`RuntimeError: {message}`" in said
 
