@@ -1,14 +1,12 @@
 """Lesson 32, "Hello, thread": its program prints what the lesson shows, and its common
 mistakes behave as the lesson says."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, one_thread_program, run_program
 from tests.threads import program_for, run_to_end
 
 LESSON = ROOT / "tutorial" / "32_hello_thread"
@@ -22,24 +20,16 @@ EXPECTED = (
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == EXPECTED
+    assert run_program(LESSON).stdout == EXPECTED
 
 
 def test_lesson_page_shows_the_program_and_the_output():
     page = (ROOT / "docs" / "32_hello_thread.md").read_text()
-    assert (LESSON / "program.py").read_text().strip() in page
-    assert HELLO.read_text().strip() in page
-    assert EXPECTED.strip() in page
+    assert_page_shows(page, LESSON / "program.py", HELLO, output=EXPECTED)
 
 
 def lesson_program(source=HELLO, words=(21,)):
-    program = km.Program("hello_thread", kernels=LESSON / "kernels")
-    program.thread(cluster=1, sources=[source], words=list(words))
-    return program
+    return one_thread_program(LESSON, source, words=list(words))
 
 
 def test_the_result_as_the_lesson_describes_it(capsys):

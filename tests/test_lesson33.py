@@ -1,14 +1,13 @@
 """Lesson 33, "A thread that submits": its program prints what the lesson shows, and its
 common mistakes behave as the lesson says."""
 
-import subprocess
-import sys
 import time
 
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, one_thread_program, run_program, take_all
 from tests.threads import program_for
 
 LESSON = ROOT / "tutorial" / "33_a_thread_that_submits"
@@ -27,32 +26,16 @@ STEPS = [[1, 20000, 2262], [2, 40000, 4203], [3, 60000, 6057], [4, 80000, 7837],
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == EXPECTED
+    assert run_program(LESSON).stdout == EXPECTED
 
 
 def test_lesson_page_shows_the_program_and_the_output():
     page = (ROOT / "docs" / "33_a_thread_that_submits.md").read_text()
-    assert (LESSON / "program.py").read_text().strip() in page
-    assert PRIMES.read_text().strip() in page
-    assert EXPECTED.strip() in page
+    assert_page_shows(page, LESSON / "program.py", PRIMES, output=EXPECTED)
 
 
 def lesson_program(words=(100000, 5)):
-    program = km.Program("a_thread_that_submits", kernels=LESSON / "kernels")
-    program.thread(cluster=1, sources=[PRIMES], words=list(words))
-    return program
-
-
-def take_all(run):
-    """Every result until the final one."""
-    results = [run.thread_result(timeout=10.0)]
-    while not results[-1].final:
-        results.append(run.thread_result(timeout=10.0))
-    return results
+    return one_thread_program(LESSON, PRIMES, words=list(words))
 
 
 def test_submissions_then_the_final_result():

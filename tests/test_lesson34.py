@@ -1,14 +1,12 @@
 """Lesson 34, "Words in, words out": its program prints what the lesson shows, and its
 common mistakes behave as the lesson says."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, one_thread_program, run_program
 from tests.threads import run_to_end
 
 LESSON = ROOT / "tutorial" / "34_words_in_words_out"
@@ -29,18 +27,12 @@ def page() -> str:
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == EXPECTED
+    assert run_program(LESSON).stdout == EXPECTED
 
 
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
-    assert (LESSON / "program.py").read_text().strip() in text
-    assert FACTOR.read_text().strip() in text
-    assert EXPECTED.strip() in text
+    assert_page_shows(text, LESSON / "program.py", FACTOR, output=EXPECTED)
     assert text.startswith("Part 5. X280 threads · lesson 34 of 42\n\n# 34. Words in, words out\n")
 
 
@@ -52,9 +44,7 @@ def split(numbers):
 
 
 def lesson_program(words, source=FACTOR):
-    program = km.Program("words_in_words_out", kernels=LESSON / "kernels")
-    program.thread(cluster=1, sources=[source], words=words)
-    return program
+    return one_thread_program(LESSON, source, words=words)
 
 
 def test_the_halves_the_page_names():

@@ -1,17 +1,16 @@
 """Lesson 35, "Sharing memory": its program prints what the lesson shows, and its common
 mistakes behave as the lesson says."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, one_thread_program, run_program
 from tests.threads import program_for, run_to_end
 
 LESSON = ROOT / "tutorial" / "35_sharing_memory"
+TRIPLE = LESSON / "thread" / "triple.c"
 EXPECTED = (
     "the thread went through 1024 numbers\n"
     "first five tripled: [0, 3, 6, 9, 12]\n"
@@ -20,28 +19,16 @@ EXPECTED = (
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == EXPECTED
+    assert run_program(LESSON).stdout == EXPECTED
 
 
 def test_lesson_page_shows_the_program_and_the_output():
     page = (ROOT / "docs" / "35_sharing_memory.md").read_text()
-    assert (LESSON / "program.py").read_text().strip() in page
-    assert (LESSON / "thread" / "triple.c").read_text().strip() in page
-    assert EXPECTED.strip() in page
+    assert_page_shows(page, LESSON / "program.py", TRIPLE, output=EXPECTED)
 
 
 def lesson_program(numbers):
-    program = km.Program("sharing_memory", kernels=LESSON / "kernels")
-    program.thread(
-        cluster=1,
-        sources=[LESSON / "thread" / "triple.c"],
-        regions={"numbers": numbers, "tripled": 4096},
-    )
-    return program
+    return one_thread_program(LESSON, TRIPLE, regions={"numbers": numbers, "tripled": 4096})
 
 
 def test_reading_too_early_raises():
@@ -83,7 +70,7 @@ def test_more_than_sixteen_regions_is_a_value_error(kernels):
     with pytest.raises(ValueError, match="at most 16"):
         program.thread(
             cluster=1,
-            sources=[LESSON / "thread" / "triple.c"],
+            sources=[TRIPLE],
             regions={f"r{i}": 64 for i in range(17)},
         )
 

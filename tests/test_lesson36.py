@@ -1,14 +1,12 @@
 """Lesson 36, "Twelve cores": its program prints what the lesson shows, and its common
 mistakes behave as the lesson says."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, run_program, twelve_cores_program, variant, wide
 
 LESSON = ROOT / "tutorial" / "36_twelve_cores"
 SQUARES = LESSON / "thread" / "squares.c"
@@ -38,44 +36,20 @@ def page() -> str:
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == EXPECTED
+    assert run_program(LESSON).stdout == EXPECTED
 
 
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
-    assert (LESSON / "program.py").read_text().strip() in text
-    assert SQUARES.read_text().strip() in text
-    assert EXPECTED.strip() in text
+    assert_page_shows(text, LESSON / "program.py", SQUARES, output=EXPECTED)
     assert text.startswith("Part 5. X280 threads · lesson 36 of 42\n\n# 36. Twelve cores\n")
-
-
-def wide(words, at):
-    low, high = words[at : at + 2].tolist()
-    return high << 32 | low
-
-
-def lesson_program(source=SQUARES, clusters=CLUSTERS):
-    program = km.Program("twelve_cores", kernels=LESSON / "kernels")
-    for k, cluster in enumerate(clusters):
-        part = np.arange(4096 * k, 4096 * (k + 1), dtype=np.uint32)
-        program.thread(
-            cluster=cluster,
-            sources=[source],
-            regions={"numbers": part, "squares": part.nbytes},
-            cores=4,
-        )
-    return program
 
 
 def run_lesson(source=SQUARES, **session):
     """Each cluster's result (or fault), and each cluster's squares."""
     results = {}
     with km.Session(**session) as s:
-        run = s.load(lesson_program(source))
+        run = s.load(twelve_cores_program(source))
         for c in CLUSTERS:
             try:
                 results[c] = run.thread_result(timeout=10.0, cluster=c)
@@ -84,17 +58,6 @@ def run_lesson(source=SQUARES, **session):
         run.stop()
         squares = {c: run.threads[c].read("squares").view(np.uint32) for c in CLUSTERS}
     return results, squares
-
-
-def variant(tmp_path, old, new):
-    """The lesson's squares.c with OLD replaced by NEW, under the same file name."""
-    text = SQUARES.read_text()
-    assert text.count(old) == 1
-    folder = tmp_path / "thread"
-    folder.mkdir()
-    source = folder / "squares.c"
-    source.write_text(text.replace(old, new))
-    return source
 
 
 def test_each_cluster_has_its_own_memory_at_the_same_address():
@@ -122,6 +85,7 @@ def test_other_turns_give_the_same_answers(quantum, seed):
 def test_the_same_loop_on_every_core_counts_four_times(tmp_path):
     source = variant(
         tmp_path,
+        SQUARES,
         "for (uint64_t i = first; i < end; i++) {",
         "for (uint64_t i = 0; i < count; i++) {",
     )
@@ -138,7 +102,7 @@ def test_the_same_loop_on_every_core_counts_four_times(tmp_path):
 def test_without_the_second_barrier_core_0_reports_too_early(tmp_path):
     text = SQUARES.read_text()
     old = "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n    kmx_barrier();\n"
-    source = variant(tmp_path, old, "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n")
+    source = variant(tmp_path, SQUARES, old, "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n")
     assert text.count("kmx_barrier();") == 2 and source.read_text().count("kmx_barrier();") == 1
     results, _ = run_lesson(source)
     words = results[1].words
@@ -155,7 +119,7 @@ def test_a_core_that_returns_before_a_barrier_is_a_fault(tmp_path):
         "    if (core == 3) {\n        return 0;\n    }\n"
         "    kmx_barrier();\n"
     )
-    source = variant(tmp_path, old, new)
+    source = variant(tmp_path, SQUARES, old, new)
     assert source.read_text().splitlines()[32].strip() == "kmx_barrier();"
     results, _ = run_lesson(source)
     cause = (
@@ -175,7 +139,7 @@ def test_a_core_that_returns_before_a_barrier_is_a_fault(tmp_path):
 
 def test_a_plain_add_loses_a_sum_under_other_turns(tmp_path):
     source = variant(
-        tmp_path, "__atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);", "total += sum;"
+        tmp_path, SQUARES, "__atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);", "total += sum;"
     )
     results, _ = run_lesson(source)  # the usual turns happen to be kind
     assert wide(results[1].words, 8) == CLUSTER_1_TOTAL
@@ -204,7 +168,7 @@ def test_twelve_cores_in_one_thread_and_two_threads_on_one_cluster():
 def test_run_thread_with_three_threads_is_a_value_error():
     message = "the program has threads on clusters [1, 2, 3]; use run.threads[cluster]"
     with km.Session() as session:
-        run = session.load(lesson_program())
+        run = session.load(twelve_cores_program(SQUARES))
         with pytest.raises(ValueError) as caught:
             run.thread
         assert str(caught.value) == message

@@ -3,8 +3,6 @@ its claims about the checker's findings hold through the public API, and its com
 mistakes behave as the lesson says."""
 
 import re
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -12,6 +10,15 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import (
+    assert_page_shows,
+    one_thread_program,
+    only_finding,
+    run_and_stop,
+    run_program,
+    run_twelve_cores,
+    variant,
+)
 
 LESSON = ROOT / "tutorial" / "37_when_the_invalidate_is_missing"
 NO_INVALIDATE = LESSON / "thread" / "no_invalidate.c"
@@ -69,10 +76,7 @@ def page() -> str:
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_program(LESSON)
     assert done.stdout == EXPECTED
     assert "CoherenceWarning" not in done.stderr  # the program prints the findings itself
 
@@ -82,9 +86,7 @@ def test_lesson_page_shows_the_program_and_the_output():
     assert text.startswith(
         "Part 5. X280 threads · lesson 37 of 42\n\n# 37. When the invalidate is missing\n"
     )
-    assert (LESSON / "program.py").read_text().strip() in text
-    assert NO_INVALIDATE.read_text().strip() in text
-    assert EXPECTED.strip() in text
+    assert_page_shows(text, LESSON / "program.py", NO_INVALIDATE, output=EXPECTED)
     for name in ("writer", "reader", "compute"):
         assert "void kernel_main() {}" in (LESSON / "kernels" / f"{name}.cpp").read_text()
 
@@ -100,42 +102,13 @@ def test_the_files_are_lesson_35s_with_and_without_the_invalidate():
 
 
 def lesson_program(source):
-    program = km.Program("when_the_invalidate_is_missing", kernels=LESSON / "kernels")
-    program.thread(
-        cluster=1, sources=[source], regions={"numbers": NUMBERS, "tripled": 4096}
-    )
-    return program
+    return one_thread_program(LESSON, source, regions={"numbers": NUMBERS, "tripled": 4096})
 
 
 def run_lesson(source, coherence="card", **session):
     """(result or fault, the stopped run, tripled, the CoherenceWarnings issued)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with km.Session(coherence=coherence, **session) as s:
-            run = s.load(lesson_program(source))
-            try:
-                result = run.thread_result(timeout=10.0)
-            except km.ThreadFault as fault:
-                result = fault
-            run.stop()
-    issued = [w for w in caught if issubclass(w.category, km.CoherenceWarning)]
-    return result, run, run.thread.read("tripled").view(np.uint32), issued
-
-
-def variant(tmp_path, old, new, source=TRIPLE):
-    """SOURCE with OLD replaced by NEW, under the same file name in a thread/ folder."""
-    text = source.read_text()
-    assert text.count(old) == 1
-    folder = tmp_path / "thread"
-    folder.mkdir(exist_ok=True)
-    path = folder / source.name
-    path.write_text(text.replace(old, new))
-    return path
-
-
-def only_finding(run):
-    assert len(run.findings) == 1
-    return run.findings[0]
+    results, run, issued = run_and_stop(lesson_program(source), coherence, catch_faults=True, **session)
+    return results[-1], run, run.thread.read("tripled").view(np.uint32), issued
 
 
 def test_card_mode_gets_the_right_numbers_and_the_checker_finds_it():
@@ -174,6 +147,7 @@ def test_strict_mode_reads_stale_bytes_one_number_at_a_time(tmp_path):
     # the whole page it is in.
     source = variant(
         tmp_path,
+        TRIPLE,
         INVALIDATE_LINE,
         "    const uint32_t first = numbers[0];\n    kmx_result(1, &first, 1);\n" + INVALIDATE_LINE,
     )
@@ -259,10 +233,8 @@ def test_without_the_filter_the_warning_comes_twice_on_stderr(tmp_path):
         assert text.count(line) == 1
     body = text.replace(lines[0], "    if True:\n").replace(lines[1], "")
     body = body.replace("HERE = Path(__file__).resolve().parent", f"HERE = Path({str(LESSON)!r})")
-    script = tmp_path / "program.py"
-    script.write_text(body)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    (tmp_path / "program.py").write_text(body)
+    done = run_program(tmp_path)
     assert done.stdout == EXPECTED
     one = f"{NO_INVALIDATE}:15: CoherenceWarning: {MESSAGE}\n  tripled[i] = 3 * numbers[i];\n"
     assert done.stderr == 2 * one
@@ -271,7 +243,7 @@ def test_without_the_filter_the_warning_comes_twice_on_stderr(tmp_path):
 
 def test_mistake_the_invalidate_after_the_loop(tmp_path):
     # Lesson 35's thread with kmx_invalidate(0) moved to just before kmx_flush(1).
-    source = variant(tmp_path, "    kmx_flush(1);\n", INVALIDATE_LINE + "    kmx_flush(1);\n", NO_INVALIDATE)
+    source = variant(tmp_path, NO_INVALIDATE, "    kmx_flush(1);\n", INVALIDATE_LINE + "    kmx_flush(1);\n")
     _, run, tripled, _ = run_lesson(source, "strict")
     assert (tripled == STALE_TRIPLED).all()
     finding = only_finding(run)
@@ -283,7 +255,7 @@ def test_mistake_the_invalidate_after_the_loop(tmp_path):
 
 
 def test_mistake_invalidating_the_region_it_writes(tmp_path):
-    source = variant(tmp_path, "kmx_invalidate(0);", "kmx_invalidate(1);")
+    source = variant(tmp_path, TRIPLE, "kmx_invalidate(0);", "kmx_invalidate(1);")
     for coherence, right in (("card", True), ("strict", False)):
         _, run, tripled, _ = run_lesson(source, coherence)
         assert (tripled == 3 * NUMBERS).all() == right
@@ -292,40 +264,19 @@ def test_mistake_invalidating_the_region_it_writes(tmp_path):
     assert "The finding is the same, in region `'numbers'`, at line 16" in page()
 
 
-def wide(words, at):
-    low, high = words[at : at + 2].tolist()
-    return high << 32 | low
-
-
 def test_mistake_one_core_invalidates_and_the_others_do_not_wait(tmp_path):
     squares_c = ROOT / "tutorial" / "36_twelve_cores" / "thread" / "squares.c"
     source = variant(
         tmp_path,
+        squares_c,
         "        kmx_invalidate(0);\n    }\n    kmx_barrier();\n",
         "        kmx_invalidate(0);\n    }\n",
-        squares_c,
     )
     assert source.read_text().splitlines()[22].strip() == "squares[i] = numbers[i] * numbers[i];"
-
-    def run_36(**session):
-        program = km.Program("twelve_cores", kernels=ROOT / "tutorial" / "36_twelve_cores" / "kernels")
-        for k, cluster in enumerate([1, 2, 3]):
-            part = np.arange(4096 * k, 4096 * (k + 1), dtype=np.uint32)
-            regions = {"numbers": part, "squares": part.nbytes}
-            program.thread(cluster=cluster, sources=[source], regions=regions, cores=4)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", km.CoherenceWarning)
-            with km.Session(**session) as s:
-                run = s.load(program)
-                for c in [1, 2, 3]:
-                    assert run.thread_result(timeout=30.0, cluster=c).code == 0
-                run.stop()
-        return run
-
     for coherence in ("card", "strict"):  # the usual turns: core 0 invalidates first
-        run = run_36(coherence=coherence)
+        run = run_twelve_cores(source, coherence=coherence)  # each cluster's code is 0
         assert run.findings == []
-    run = run_36(coherence="strict", quantum=10, schedule_seed=0)
+    run = run_twelve_cores(source, coherence="strict", quantum=10, schedule_seed=0)
     numbers = np.arange(4096, dtype=np.uint32)
     squares = run.threads[1].read("squares").view(np.uint32)
     wrong = np.flatnonzero(squares != numbers * numbers)
@@ -342,7 +293,7 @@ def test_mistake_one_core_invalidates_and_the_others_do_not_wait(tmp_path):
 
 
 def test_mistake_a_region_id_that_does_not_exist(tmp_path):
-    source = variant(tmp_path, "kmx_invalidate(0);", "kmx_invalidate(5);")
+    source = variant(tmp_path, TRIPLE, "kmx_invalidate(0);", "kmx_invalidate(5);")
     fault, _, _, _ = run_lesson(source, "strict")
     assert isinstance(fault, km.ThreadFault)
     cause = "kmx_invalidate: region ID 5 does not exist; the thread has IDs 0 to 1"

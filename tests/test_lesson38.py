@@ -2,14 +2,19 @@
 claims about the checker's findings hold through the public API, and its common mistakes
 behave as the lesson says."""
 
-import subprocess
-import sys
-import warnings
-
 import numpy as np
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import (
+    assert_page_shows,
+    one_thread_program,
+    only_finding,
+    run_and_stop,
+    run_program,
+    run_twelve_cores,
+    variant,
+)
 
 LESSON = ROOT / "tutorial" / "38_when_the_flush_is_missing"
 NO_FLUSH = LESSON / "thread" / "no_flush.c"
@@ -94,10 +99,7 @@ def page() -> str:
 
 
 def test_program_prints_the_lessons_output():
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=LESSON, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_program(LESSON)
     assert done.stdout == EXPECTED
     assert "CoherenceWarning" not in done.stderr  # the program prints the findings itself
     # cut at spaces only: the message's "hand-back" stays whole
@@ -109,9 +111,7 @@ def test_program_prints_the_lessons_output():
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
     assert text.startswith("Part 5. X280 threads · lesson 38 of 42\n\n# 38. When the flush is missing\n")
-    assert (LESSON / "program.py").read_text().strip() in text
-    assert NO_FLUSH.read_text().strip() in text
-    assert EXPECTED.strip() in text
+    assert_page_shows(text, LESSON / "program.py", NO_FLUSH, output=EXPECTED)
     for name in ("writer", "reader", "compute"):
         assert "void kernel_main() {}" in (LESSON / "kernels" / f"{name}.cpp").read_text()
 
@@ -134,41 +134,16 @@ def test_the_files_are_lesson_35s_with_and_without_the_flush():
 
 
 def lesson_program(source, regions=None):
-    program = km.Program("when_the_flush_is_missing", kernels=LESSON / "kernels")
-    program.thread(
-        cluster=1, sources=[source], regions=regions or {"numbers": NUMBERS, "tripled": 4096}
+    return one_thread_program(
+        LESSON, source, regions=regions or {"numbers": NUMBERS, "tripled": 4096}
     )
-    return program
 
 
 def run_lesson(source, coherence="card", regions=None):
     """(the results, submitted then final; the stopped run; tripled)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", km.CoherenceWarning)
-        with km.Session(coherence=coherence) as s:
-            run = s.load(lesson_program(source, regions))
-            results = [run.thread_result(timeout=10.0)]
-            while not results[-1].final:
-                results.append(run.thread_result(timeout=10.0))
-            run.stop()
+    results, run, _ = run_and_stop(lesson_program(source, regions), coherence)
     assert results[-1].code == 0
     return results, run, run.thread.read("tripled").view(np.uint32)
-
-
-def variant(tmp_path, old, new, source=TRIPLE):
-    """SOURCE with OLD replaced by NEW, under the same file name in a thread/ folder."""
-    text = source.read_text()
-    assert text.count(old) == 1
-    folder = tmp_path / "thread"
-    folder.mkdir(exist_ok=True)
-    path = folder / source.name
-    path.write_text(text.replace(old, new))
-    return path
-
-
-def only_finding(run):
-    assert len(run.findings) == 1
-    return run.findings[0]
 
 
 def test_card_mode_is_right_by_the_hand_back_and_the_checker_finds_it():
@@ -193,13 +168,7 @@ def test_card_mode_is_right_by_the_hand_back_and_the_checker_finds_it():
 
 
 def test_the_warning_names_no_flush_c_and_line_16():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with km.Session() as s:
-            run = s.load(lesson_program(NO_FLUSH))
-            run.thread_result(timeout=10.0)
-            run.stop()
-    issued = [w for w in caught if issubclass(w.category, km.CoherenceWarning)]
+    _, _, issued = run_and_stop(lesson_program(NO_FLUSH))
     assert [(w.filename, w.lineno, str(w.message)) for w in issued] == [(str(NO_FLUSH), 16, CARD_MESSAGE)]
     assert "naming `no_flush.c` and line 16" in page()
 
@@ -265,7 +234,7 @@ def test_a_missing_flush_is_never_rescued_by_running_out_of_room(tmp_path):
 
 def test_a_submit_before_the_flush(tmp_path):
     assert SUBMIT_FIRST in page()
-    source = variant(tmp_path, LOOP + FLUSH_LINE, SUBMIT_FIRST)
+    source = variant(tmp_path, TRIPLE, LOOP + FLUSH_LINE, SUBMIT_FIRST)
     lines = source.read_text().splitlines()
     assert lines[16].strip() == "tripled[i] = 3 * numbers[i];" and lines[18].strip() == "kmx_submit();"
     message = (
@@ -286,7 +255,7 @@ def test_a_submit_before_the_flush(tmp_path):
     assert f"unflushed-write in region 'tripled', bytes 0 to 2047, at line 17\n{message}\n" in page()
     # The fix: a flush just before the submit.
     (tmp_path / "fixed").mkdir()
-    fixed = variant(tmp_path / "fixed", "    kmx_submit();\n", FLUSH_LINE + "    kmx_submit();\n", source)
+    fixed = variant(tmp_path / "fixed", source, "    kmx_submit();\n", FLUSH_LINE + "    kmx_submit();\n")
     _, run, tripled = run_lesson(fixed, "strict")
     assert (tripled == 3 * NUMBERS).all() and run.findings == []
     assert (
@@ -296,7 +265,7 @@ def test_a_submit_before_the_flush(tmp_path):
 
 
 def test_mistake_the_flush_before_the_loop(tmp_path):
-    source = variant(tmp_path, LOOP + FLUSH_LINE, FLUSH_LINE + LOOP)
+    source = variant(tmp_path, TRIPLE, LOOP + FLUSH_LINE, FLUSH_LINE + LOOP)
     assert source.read_text().splitlines()[14] == FLUSH_LINE.rstrip("\n")  # next to the invalidate
     _, card, tripled = run_lesson(source, "card")
     assert (tripled == 3 * NUMBERS).all()
@@ -309,7 +278,7 @@ def test_mistake_the_flush_before_the_loop(tmp_path):
 
 
 def test_mistake_flushing_the_region_it_read(tmp_path):
-    source = variant(tmp_path, "kmx_flush(1);", "kmx_flush(0);")
+    source = variant(tmp_path, TRIPLE, "kmx_flush(1);", "kmx_flush(0);")
     _, run, tripled = run_lesson(source, "strict")
     assert (tripled == 0).all()
     finding = only_finding(run)
@@ -320,27 +289,11 @@ def test_mistake_flushing_the_region_it_read(tmp_path):
 def test_mistake_a_flush_before_the_other_cores_are_done(tmp_path):
     squares_c = ROOT / "tutorial" / "36_twelve_cores" / "thread" / "squares.c"
     old = "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n    kmx_barrier();\n"
-    source = variant(tmp_path, old, "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n", squares_c)
+    source = variant(tmp_path, squares_c, old, "    __atomic_fetch_add(&total, sum, __ATOMIC_RELAXED);\n")
     assert source.read_text().count("kmx_barrier();") == 1
     assert source.read_text().splitlines()[23].strip() == "squares[i] = numbers[i] * numbers[i];"
-
-    def run_36(coherence):
-        program = km.Program("twelve_cores", kernels=ROOT / "tutorial" / "36_twelve_cores" / "kernels")
-        for k, cluster in enumerate([1, 2, 3]):
-            part = np.arange(4096 * k, 4096 * (k + 1), dtype=np.uint32)
-            regions = {"numbers": part, "squares": part.nbytes}
-            program.thread(cluster=cluster, sources=[source], regions=regions, cores=4)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", km.CoherenceWarning)
-            with km.Session(coherence=coherence) as s:
-                run = s.load(program)
-                for c in [1, 2, 3]:
-                    assert run.thread_result(timeout=30.0, cluster=c).code == 0
-                run.stop()
-        return run
-
     for coherence in ("card", "strict"):
-        run = run_36(coherence)
+        run = run_twelve_cores(source, coherence=coherence)  # each cluster's code is 0
         for k, c in enumerate([1, 2, 3]):
             numbers = np.arange(4096 * k, 4096 * (k + 1), dtype=np.uint32)
             squares = run.threads[c].read("squares").view(np.uint32)

@@ -3,16 +3,14 @@ the lesson says about the finding holds, and its common mistakes behave as it sa
 
 import re
 import shutil
-import subprocess
-import sys
 import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
-import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, one_thread_program, run_and_stop, run_program, write_thread
 
 LESSON = ROOT / "tutorial" / "39_an_invalidate_drops_writes"
 WRONG = LESSON / "thread" / "invalidate_then_flush.c"
@@ -71,14 +69,6 @@ def line_of(text: str, needle: str) -> int:
     return number
 
 
-def run_program(folder):
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=folder, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return done
-
-
 def test_program_prints_the_lessons_output():
     done = run_program(LESSON)
     assert done.stdout == EXPECTED
@@ -96,9 +86,7 @@ def test_lesson_page_shows_the_program_the_threads_and_the_output():
     assert text.startswith(
         "Part 5. X280 threads · lesson 39 of 42\n\n# 39. An invalidate drops writes\n"
     )
-    assert (LESSON / "program.py").read_text().strip() in text
-    assert WRONG.read_text().strip() in text
-    assert FIXED.read_text().strip() in text
+    assert_page_shows(text, LESSON / "program.py", WRONG, FIXED)
     assert "\n```\n" + EXPECTED.strip() + "\n```\n" in text
     for kernel in ("compute.cpp", "reader.cpp", "writer.cpp"):
         body = (LESSON / "kernels" / kernel).read_text()
@@ -118,29 +106,11 @@ def test_the_two_threads_differ_in_the_order_of_two_calls_only():
     assert "```c\n    kmx_flush(1);\n    kmx_invalidate(1);\n```" in text
 
 
-def run_thread(source, mode, regions=None, record=False):
-    """Run SOURCE on cluster 1 in MODE; return (final result, stopped run, warnings)."""
-    program = km.Program("an_invalidate_drops_writes", kernels=LESSON / "kernels")
-    program.thread(
-        cluster=1,
-        sources=[source],
-        regions=regions if regions is not None else {"numbers": NUMBERS, "tripled": 4096},
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with km.Session(coherence=mode) as session:
-            run = session.load(program)
-            result = run.thread_result(timeout=10.0)
-            run.stop()
-    return result, run, [w for w in caught if w.category is km.CoherenceWarning]
-
-
-def variant(tmp_path, text, name):
-    folder = tmp_path / "thread"
-    folder.mkdir(exist_ok=True)
-    source = folder / name
-    source.write_text(text)
-    return source
+def run_thread(source, mode, regions=None):
+    """Run SOURCE on cluster 1 in MODE; return (final result, stopped run, CoherenceWarnings)."""
+    regions = regions if regions is not None else {"numbers": NUMBERS, "tripled": 4096}
+    results, run, caught = run_and_stop(one_thread_program(LESSON, source, regions=regions), mode)
+    return results[-1], run, caught
 
 
 @pytest.mark.parametrize("mode", ["card", "strict"])
@@ -211,7 +181,7 @@ def test_the_thread_itself_reads_zero_after_the_invalidate(tmp_path, mode):
     for source, expected in ((WRONG, 0), (FIXED, 3)):
         text = source.read_text()
         assert text.count("    return 0;\n}") == 1
-        changed = variant(tmp_path, text.replace("    return 0;\n}", check), source.name)
+        changed = write_thread(tmp_path, source.name, text.replace("    return 0;\n}", check))
         result, _, _ = run_thread(changed, mode)
         assert result.words[:2].tolist() == [1024, expected]
     assert "it would have read 0" in page() and "After the fixed calls it reads 3." in page()
@@ -250,7 +220,7 @@ def test_the_page_has_the_two_fragments():
 def test_invalidating_after_the_writes_instead_of_before(tmp_path, mode):
     wrong_place, _ = fragments()
     text = IN_PLACE % wrong_place
-    source = variant(tmp_path, text, "in_place.c")
+    source = write_thread(tmp_path, "in_place.c", text)
     _, run, _ = run_thread(source, mode, regions={"numbers": NUMBERS})
     numbers = run.thread.read("numbers").view(np.uint32)
     assert (numbers == NUMBERS).all() and numbers[:5].tolist() == [0, 1, 2, 3, 4]
@@ -260,7 +230,7 @@ def test_invalidating_after_the_writes_instead_of_before(tmp_path, mode):
     ]
     # the fix: the invalidate moved up, before the loop
     moved = "    kmx_invalidate(0);\n" + wrong_place.replace("    kmx_invalidate(0);\n", "")
-    source = variant(tmp_path, IN_PLACE % moved, "in_place.c")
+    source = write_thread(tmp_path, "in_place.c", IN_PLACE % moved)
     _, run, _ = run_thread(source, mode, regions={"numbers": NUMBERS})
     assert (run.thread.read("numbers").view(np.uint32) == 3 * NUMBERS).all()
     assert run.findings == []
@@ -272,7 +242,7 @@ def test_an_invalidate_where_the_flush_belongs(tmp_path, mode):
     text = TRIPLE.read_text()
     assert text.count("    kmx_flush(1);\n") == 1
     text = text.replace("    kmx_flush(1);\n", "    kmx_invalidate(1);\n")
-    source = variant(tmp_path, text, "triple.c")
+    source = write_thread(tmp_path, "triple.c", text)
     _, run, _ = run_thread(source, mode)
     assert (run.thread.read("tripled") == 0).all()
     [finding] = run.findings
@@ -283,7 +253,7 @@ def test_an_invalidate_where_the_flush_belongs(tmp_path, mode):
 def test_writing_part_of_each_line_without_an_invalidate_first(tmp_path):
     _, zero_odd = fragments()
     text = IN_PLACE % zero_odd
-    source = variant(tmp_path, text, "zero_odd.c")
+    source = write_thread(tmp_path, "zero_odd.c", text)
     expected = NUMBERS.copy()
     expected[1::2] = 0
 
@@ -310,7 +280,7 @@ def test_writing_part_of_each_line_without_an_invalidate_first(tmp_path):
     assert "In strict mode it reads `[2779096485, 0, 2779096485, 0, 2779096485]`, and the checker finds `flush-wrote-stale-bytes` in region `'numbers'`, bytes 0 to 4091, at the line `kmx_flush(0);`." in text_page
 
     # the fix: an invalidate before the loop
-    source = variant(tmp_path, IN_PLACE % ("    kmx_invalidate(0);\n" + zero_odd), "zero_odd.c")
+    source = write_thread(tmp_path, "zero_odd.c", IN_PLACE % ("    kmx_invalidate(0);\n" + zero_odd))
     for mode in ("card", "strict"):
         _, run, _ = run_thread(source, mode, regions={"numbers": NUMBERS})
         assert (run.thread.read("numbers").view(np.uint32) == expected).all()

@@ -3,8 +3,6 @@ and print what the page shows, and its claims about the modes, the findings, the
 and the approximations hold, through the public API."""
 
 import re
-import subprocess
-import sys
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -13,6 +11,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.lessons import run_and_stop, run_program
 
 PAGE = ROOT / "docs" / "memory-model.md"
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
@@ -77,18 +76,7 @@ def run_source(tmp_path, text, *, mode="card", regions=None, name="example.c", c
         regions=regions if regions is not None else {"data": np.arange(1024, dtype=np.uint32)},
         cores=cores,
     )
-    results = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with km.Session(coherence=mode) as session:
-            run = session.load(program)
-            try:
-                while not results or not results[-1].final:
-                    results.append(run.thread_result(timeout=10.0))
-            except km.ThreadFault as fault:
-                results.append(fault)
-            run.stop()
-    return results, run, [w for w in caught if w.category is km.CoherenceWarning]
+    return run_and_stop(program, mode, catch_faults=True)
 
 
 C = """#include "kmx.h"
@@ -115,10 +103,7 @@ def test_each_example_prints_what_the_page_shows(tmp_path, kind):
     (tmp_path / "kernels").mkdir()
     (tmp_path / "example.c").write_text(source)
     (tmp_path / "program.py").write_text(HARNESS)
-    done = subprocess.run(
-        [sys.executable, "program.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_program(tmp_path)
     assert done.stdout == said
     assert f"{tmp_path / 'example.c'}:" in done.stderr  # the warning, at the C file
 
