@@ -161,7 +161,7 @@ class Run:
         if isinstance(cluster, bool) or not isinstance(cluster, _numbers.Integral):
             raise TypeError(f"cluster must be an int (0 to 3) or None, not {type(cluster).__name__}")
         if cluster not in self.threads:
-            raise KeyError(f"no thread on cluster {cluster!r}; the threads are on {sorted(self.threads)}")
+            raise KeyError(f"no thread on cluster {cluster!r}; the threads are on clusters {sorted(self.threads)}")
         return self.threads[cluster].result(timeout)
 
     def stop(self) -> None:

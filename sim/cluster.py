@@ -325,7 +325,8 @@ class Cluster:
             if start <= address < start + region.size:
                 return f"byte {address - start} of region {region.name!r} (ID {region.id}){data}"
             if start - PAGE <= address < start:
-                return f"{start - address} bytes before the start of region {region.name!r} (ID {region.id})"
+                gap = start - address
+                return f"{gap} byte{'s' if gap != 1 else ''} before the start of region {region.name!r} (ID {region.id})"
             if start + region.size <= address < region.span.end + GUARD_BYTES:
                 return (
                     f"{address - start - region.size} bytes past the end of region "
@@ -333,7 +334,7 @@ class Cluster:
                 )
         for span in self.memory.spans:
             if span.kind == "region" and span.base <= address < span.end:  # another cluster's
-                return f"in {span.name}{data}"
+                return f"which is in {span.name}{data}"
         return "which is not in the thread's memory"
 
     # -- scheduling -------------------------------------------------------------------------

@@ -120,7 +120,11 @@ class TrapTable:
         self.cluster.flush(self._region_id(region_id), core)
 
     def result(self, core: "Core", index: int, words: int, count: int) -> None:
-        if index > RESULT_WORDS or (count and (index >= RESULT_WORDS or count > RESULT_WORDS - index)):
+        if count == 0 and index > RESULT_WORDS:
+            raise CallError(
+                f"index {index} is past the {RESULT_WORDS} result words (0 to {RESULT_WORDS - 1})"
+            )
+        if count and (index >= RESULT_WORDS or count > RESULT_WORDS - index):
             raise CallError(
                 f"words {index} to {index + count - 1} do not fit: there are {RESULT_WORDS} "
                 f"result words, 0 to {RESULT_WORDS - 1}"

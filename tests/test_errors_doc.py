@@ -352,7 +352,7 @@ CASES = [
          lambda t, m: on_a_run(t, lambda run: run.thread.result(timeout=-0.5)), {"timeout": "-0.5"}),
     Case("thread-result-cluster-type", "cluster must be an int (0 to 3) or None",
          lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=10.0, cluster="0")), {"type": "str"}),
-    Case("thread-result-cluster-missing", "the threads are on [",
+    Case("thread-result-cluster-missing", "the threads are on clusters",
          lambda t, m: on_a_run(t, lambda run: run.thread_result(timeout=10.0, cluster=1), two_threads=True),
          {"cluster": "1", "clusters": "0, 2"}),
     # run.thread.read
