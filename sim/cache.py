@@ -149,7 +149,7 @@ class CachedRegion:
         whose write-back carries stale bytes. Returns the lines written."""
         if lines is None:
             lines = self.dirty_lines()
-        self.line_events[lines] = np.maximum(self.line_events[lines], FLUSHED)
+        self._mark(lines, FLUSHED)
         if stale_words is not None and stale_words.size:
             stale = np.unique(stale_words // LINE)
             self.line_events[stale] = np.maximum(self.line_events[stale], FLUSHED_STALE)
@@ -166,12 +166,22 @@ class CachedRegion:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
         writes were lost."""
         lost = self.dirty_lines()
-        self.line_events[lost] = np.maximum(self.line_events[lost], DROPPED)
+        self._mark(lost, DROPPED)
         self._filled[:] = bytes(self.pages)
         self._writable[:] = bytes(self.pages)
         self.stale[:] = bytes(self.pages)
         self.invalidated = True
         return lost
+
+    def _mark(self, lines: np.ndarray, state: int) -> None:
+        """Raise LINES (sorted) to at least STATE; a slice when they are one run."""
+        if lines.size == 0:
+            return
+        if lines[-1] - lines[0] + 1 == lines.size:
+            run = self.line_events[lines[0] : lines[-1] + 1]
+            np.maximum(run, state, out=run)
+        else:
+            self.line_events[lines] = np.maximum(self.line_events[lines], state)
 
     def mark_unflushed(self) -> np.ndarray:
         """The thread has ended: remember its dirty lines as never flushed. Returns them."""

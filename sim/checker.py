@@ -16,11 +16,12 @@ an unflushed write is only known to be one when the thread ends.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_RA, UC_RISCV_REG_S0
+from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_S0
 
 from sim.layout import LINE, PAGE
 
@@ -92,10 +93,10 @@ class Checker:
     def watch(self, region: "Region") -> None:
         """Hear of REGION's stale reads and first writes (from the fill hook)."""
         pages = region.cache.pages
-        self._first_writes[region.id] = (
-            np.zeros(pages, dtype=np.uint64),  # pc
-            np.zeros(pages, dtype=np.uint64),  # ra
-            np.zeros(pages, dtype=np.int8),  # core
+        self._first_writes[region.id] = (  # array.array: a store costs a tenth of numpy's
+            array("Q", bytes(8 * pages)),  # pc
+            array("Q", bytes(8 * pages)),  # ra
+            array("b", bytes(pages)),  # core
         )
         region.cache.on_stale_read = lambda page: self._stale_read(region, page)
         region.cache.on_first_write = lambda page: self._first_write(region, page)
@@ -151,7 +152,7 @@ class Checker:
         if core is None or core.uc is None:
             return
         pcs, ras, cores = self._first_writes[region.id]
-        pcs[page], ras[page] = core.uc.reg_read_batch([UC_RISCV_REG_PC, UC_RISCV_REG_RA])
+        pcs[page], ras[page] = core.pc_and_ra()
         cores[page] = core.number
 
     def _writer(self, region: "Region", lines: np.ndarray):
