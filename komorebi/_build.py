@@ -84,7 +84,7 @@ def _inputs(sources: Sequence[Path]) -> list[Path]:
     files = {RUNTIME / name for name in (*RUNTIME_SOURCES, "kmx.h", "kmx.ld")}
     for source in sources:
         files.add(source)
-        files.update(p for p in source.parent.iterdir() if p.suffix in HEADER_SUFFIXES)
+        files.update(p for p in source.parent.iterdir() if p.suffix in HEADER_SUFFIXES and p.is_file())
     return sorted(files)
 
 

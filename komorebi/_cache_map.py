@@ -157,7 +157,7 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
                 if column == 0:
                     body.append(
                         f'<text x="{LEFT - 6}" y="{y + row * CELL + CELL - 2}" font-size="8" '
-                        f'fill="#555" text-anchor="end">{row * COLUMNS * per * LINE}</text>'
+                        f'fill="#555" text-anchor="end">{max(0, row * COLUMNS * per * LINE - region.offset % LINE)}</text>'
                     )
                 last = min((i + 1) * per, states.size) - 1
                 body.append(

@@ -140,6 +140,7 @@ class Run:
         self._card = card
         self.threads = Threads({number: Thread(self, cluster) for number, cluster in card.clusters.items()})
         self.stopped = False
+        self._stopping = threading.Lock()
 
     @property
     def thread(self) -> Thread:
@@ -166,8 +167,11 @@ class Run:
 
     def stop(self) -> None:
         """Halt whatever still runs and hand the regions back (in "card" mode). Each
-        coherence finding is then issued as a km.CoherenceWarning. Idempotent."""
-        if not self.stopped:
+        coherence finding is then issued as a km.CoherenceWarning. Idempotent, and safe
+        from several Python threads: each returns once the regions are handed back."""
+        with self._stopping:
+            if self.stopped:
+                return
             self._card.stop()
             self.stopped = True
             for finding in self.findings:
@@ -281,11 +285,19 @@ class Session:
         return run
 
     def close(self) -> None:
-        """Stop every run still going. Idempotent."""
-        for run in self._runs:
-            run.stop()
-        self._runs = []
+        """Stop every run still going. Idempotent. Every run is stopped even when one's
+        stop raises (a CoherenceWarning turned into an error); the first error is raised
+        after."""
         self.closed = True
+        runs, self._runs = self._runs, []
+        first: BaseException | None = None
+        for run in runs:
+            try:
+                run.stop()
+            except BaseException as error:  # noqa: BLE001 - raised again below
+                first = first or error
+        if first is not None:
+            raise first
 
     def __enter__(self) -> "Session":
         return self

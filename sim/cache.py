@@ -77,18 +77,28 @@ class CachedRegion:
         self.line_events = np.zeros(self.pages * LINES_PER_PAGE, dtype=np.uint8)
         self.on_stale_read = None  # callables (page) -> None, set by the checker
         self.on_first_write = None
+        self._unpainted: bytearray | None = None  # strict mode: pages not yet made stale
 
     def start_stale(self) -> None:
-        """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's."""
-        self.view[:] = STALE_BYTE
+        """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's.
+        A page is painted with them at its first touch, so that an untouched region
+        costs no memory."""
         self._filled[:] = b"\1" * self.pages
         self.stale[:] = b"\1" * self.pages
+        self._unpainted = bytearray(b"\1" * self.pages)
+
+    def _paint(self, page: int) -> None:
+        self._unpainted[page] = 0
+        if self.stale[page]:
+            self.view[page * PAGE : (page + 1) * PAGE] = STALE_BYTE
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
     def access(self, page: int, write: bool) -> bool:
         """A core reads (or writes) page PAGE of the span. Returns whether the page may be
         written without coming back here."""
+        if self._unpainted is not None and self._unpainted[page]:
+            self._paint(page)
         if not self._filled[page]:
             start = page * PAGE
             self.view[start : start + PAGE] = self.dram[start : start + PAGE]
@@ -96,11 +106,10 @@ class CachedRegion:
             self.loaded[page] = 1
             self.stale[page] = 0
         if write:
-            if not self._writable[page]:
+            if not self._writable[page]:  # the first write since the page was clean
                 start = page * PAGE
                 self._clean[start : start + PAGE] = self.view[start : start + PAGE]
                 self._writable[page] = 1
-            if not self.written[page]:
                 self.written[page] = 1
                 if self.on_first_write is not None:
                     self.on_first_write(page)
@@ -170,6 +179,7 @@ class CachedRegion:
         self._filled[:] = bytes(self.pages)
         self._writable[:] = bytes(self.pages)
         self.stale[:] = bytes(self.pages)
+        self._unpainted = None
         self.invalidated = True
         return lost
 
@@ -205,11 +215,18 @@ class CachedRegion:
         self.line_events[:] = events
         self._filled[:] = bytes(self.pages)
         self.stale[:] = bytes(self.pages)
+        self._unpainted = None
         return written
+
+    def release(self) -> None:
+        """Nothing will touch the lines again: drop the clean copies (DRAM and each
+        line's story stay)."""
+        self._clean = self._clean_lines = None
 
 
 class ClusterCache:
-    """The one cache of a cluster, shared by its cores: a CachedRegion per region ID."""
+    """The one cache of a cluster, shared by its cores: a CachedRegion per region of its
+    thread, in ID order, then one per region of the cluster it shares bank D7 with."""
 
     def __init__(self) -> None:
         self.regions: list[CachedRegion] = []

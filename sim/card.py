@@ -1,14 +1,16 @@
 """The card: its DRAM banks, its clusters, and the host threads that run them.
 
-Each cluster runs on a host thread of its own: clusters share nothing but banks (clusters
-2 and 3 each own one half of D7), so they run in parallel on a host with several CPUs, and
-none can change another's interleaving. Inside a cluster the cores take turns as
-sim.schedule decides, which makes every run of a program the same.
+Each cluster runs on a host thread of its own, in parallel on a host with several CPUs.
+Inside a cluster the cores take turns as sim.schedule decides, which makes every run of a
+program the same. One exception: clusters 2 and 3 share bank D7, and a thread that reaches
+the other cluster's regions races with it, as on a card.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +24,17 @@ from sim.outbox import Outbox
 from sim.schedule import DEFAULT_QUANTUM, Schedule
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
+
+# Cards whose cores may still run. At exit they are stopped: an engine still running while
+# the interpreter tears down crashes the process. (sim.core also keeps the binding's own
+# exit-time finalizer from closing an engine under a running core.)
+_live: "weakref.WeakSet[Card]" = weakref.WeakSet()
+_stop_at_exit = []
+
+
+def _stop_live_cards() -> None:
+    for card in list(_live):
+        card.stop()
 
 
 class Card:
@@ -37,7 +50,6 @@ class Card:
         self._stopping = threading.Event()
         self._running: dict[int, object] = {}  # cluster number -> the core running now
         self._threads: list[threading.Thread] = []
-        self.error: BaseException | None = None  # a bug in the machine itself, if any
 
     def place_thread(
         self,
@@ -57,10 +69,13 @@ class Card:
         return placed
 
     def start(self) -> None:
-        for number, cluster in sorted(self.clusters.items()):  # clusters 2 and 3: bank D7
-            for other_number, other in sorted(self.clusters.items()):
+        for _, cluster in sorted(self.clusters.items()):  # clusters 2 and 3: bank D7
+            for _, other in sorted(self.clusters.items()):
                 if other is not cluster and other.bank is cluster.bank:
                     cluster.share_bank_with(other)
+        _live.add(self)
+        if not _stop_at_exit:
+            _stop_at_exit.append(atexit.register(_stop_live_cards))
         for number, cluster in sorted(self.clusters.items()):
             thread = threading.Thread(
                 target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True
@@ -72,7 +87,6 @@ class Card:
         try:
             self._schedule(cluster)
         except BaseException as error:  # a bug here must not vanish in a daemon thread
-            self.error = error
             if not cluster.ended:
                 cluster.fail(CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}"))
 
@@ -94,10 +108,12 @@ class Card:
             finally:
                 self._running.pop(cluster.number, None)
                 cluster.running = None
-            if cluster.ended or self._stopping.is_set():
+            if cluster.ended:
                 break
             if cluster.all_exited:
                 cluster.finish()
+            elif self._stopping.is_set():
+                break
             elif (fault := cluster.deadlock()) is not None:
                 cluster.fail(fault)
 
@@ -112,6 +128,9 @@ class Card:
                     self._wake.notify_all()
                 thread.join(0.01)
         for cluster in self.clusters.values():
-            cluster.end()  # prints what is pending, hands back; nothing if already ended
-            cluster.release()
-            cluster.outbox.close()  # wakes a Python thread waiting for a result
+            try:
+                cluster.end()  # prints what is pending, hands back; nothing if already ended
+                cluster.release()
+            finally:
+                cluster.outbox.close()  # wakes a Python thread waiting for a result
+        _live.discard(self)

@@ -2,8 +2,8 @@
 
 The cluster lays out its share of the DRAM bank (sim.layout): the image, a stack per core
 with a guard page below it, and the regions, each in its own page-aligned span. A region
-ends where its span ends (rounded to a line), so that a walk past its end leaves the span
-at once and faults.
+ends exactly where its span ends, so that a walk past its end leaves the span at once and
+faults.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from sim.dram import Bank
 from sim.faults import CoreFault, Frame
 from sim.layout import (
     GUARD_BYTES,
-    LINE,
     PAGE,
     REGION_ALIGN,
     REGION_STAGGER,
@@ -155,11 +154,9 @@ class Cluster:
         invalidate or flush them by: only the hand-back (card mode) writes them back."""
         for region in other.regions:
             span = self.memory.add(
-                Span.allocate(
-                    f"cluster {other.number}'s region {region.name!r}", "region",
-                    region.span.base, region.span.size,
-                )
+                Span.allocate(region.name, "region", region.span.base, region.span.size)
             )
+            span.owner = other.number
             span.region = self.cache.add_region(span.array, region.cache.dram)
             if self.coherence == "strict":
                 span.region.start_stale()
@@ -181,6 +178,7 @@ class Cluster:
         stale = None
         if self.coherence == "strict" and lines.size:
             stale = region.cache.stale_words(lines)
+            stale = stale[stale + 4 > region.offset]  # the bytes before the region are not its
             self.checker.stale_flush(region, stale, core)
         region.cache.flush(lines, stale)
         self._forget_translations()
@@ -199,6 +197,10 @@ class Cluster:
         words = self.result_words.copy()
         if not self.outbox.offer_submission(words):
             self._block(core, "kmx_submit", lambda: self.outbox.offer_submission(words))
+        else:
+            # Every submit ends its turn, stalled or not, so that whether Python had taken
+            # the earlier ones cannot move where the next turn starts.
+            core.stop_here()
 
     def barrier(self, core: Core) -> None:
         self._barrier_arrivals += 1
@@ -268,9 +270,14 @@ class Cluster:
         self.hand_back()
 
     def release(self) -> None:
-        """Free the engines once nothing will run again; DRAM stays for reading."""
+        """Free the engines and the cache's memory once nothing will run again; DRAM, the
+        findings and each line's story stay for reading."""
         for core in self.cores:
             core.close()
+        for span in self.memory.spans:
+            span.release()
+        for region in self.cache.regions:
+            region.release()
 
     # -- explaining -------------------------------------------------------------------------
 
@@ -328,19 +335,21 @@ class Cluster:
                 gap = start - address
                 return f"{gap} byte{'s' if gap != 1 else ''} before the start of region {region.name!r} (ID {region.id})"
             if start + region.size <= address < region.span.end + GUARD_BYTES:
+                past = address - start - region.size
+                how_far = "the first byte" if past == 0 else f"{past} byte{'s' if past != 1 else ''}"
                 return (
-                    f"{address - start - region.size} bytes past the end of region "
+                    f"{how_far} past the end of region "
                     f"{region.name!r} (ID {region.id}, {region.size} bytes at {start:#x})"
                 )
         for span in self.memory.spans:
-            if span.kind == "region" and span.base <= address < span.end:  # another cluster's
-                return f"which is in {span.name}{data}"
+            if span.base <= address < span.end:  # another cluster's region, in bank D7
+                return f"which is in {span.label}{data}"
         return "which is not in the thread's memory"
 
     # -- scheduling -------------------------------------------------------------------------
 
     def runnable(self) -> list[Core]:
-        """The cores ready to run. None while a core waits for Python to take a
+        """The cores ready to run; none while a core waits for Python to take a
         submission: the cluster pauses, so that when Python reads cannot change the
         interleaving."""
         out = []

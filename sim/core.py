@@ -108,6 +108,9 @@ class Core:
         uc.reg_write(UC_RISCV_REG_SP, stack_top)
         uc.reg_write(UC_RISCV_REG_A0, number)
         self.uc = uc
+        finalize = getattr(uc, "_Uc__finalizer", None)
+        if finalize is not None:  # at exit, sim.card stops the cores; then the OS frees all
+            finalize.atexit = False
         try:  # unicorn 2.1's binding: its library and the engine's handle
             from unicorn.unicorn_py3.unicorn import uclib
 
@@ -154,7 +157,15 @@ class Core:
         self.uc.ctl(ucc.UC_CTL_TLB_FLUSH, ucc.UC_CTL_IO_WRITE)
 
     def close(self) -> None:
-        self.uc = None  # the engine and its code cache go with the last reference
+        """Free the engine and its code cache now (not whenever the cyclic garbage
+        collector finds them: the hooks make a cycle), once it will not run again."""
+        uc, self.uc = self.uc, None
+        if uc is None:
+            return
+        uc._callbacks.clear()  # the hooks' closures refer back to this core
+        finalize = getattr(uc, "_Uc__finalizer", None)
+        if finalize is not None:
+            finalize()  # uc_close, once
 
     def pc_and_ra(self) -> tuple[int, int]:
         """pc and ra, fast: the checker asks at the first store to each page, and the

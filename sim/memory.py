@@ -43,7 +43,7 @@ def host_buffer(size: int) -> tuple[mmap.mmap, np.ndarray, int]:
 class Span:
     """One mapped piece of the address space."""
 
-    name: str  # "image", "stack of core 0", or the region's name
+    name: str  # "the thread's image", "core 0's stack", or the region's name
     kind: str  # "image", "stack" or "region"
     base: int
     size: int  # a multiple of PAGE
@@ -51,10 +51,23 @@ class Span:
     host_address: int = field(repr=False)
     region: CachedRegion | None = field(default=None, repr=False)
     buffer: mmap.mmap | None = field(default=None, repr=False)
+    owner: int | None = None  # another cluster's number, for its region in bank D7
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+    @property
+    def label(self) -> str:
+        """The span in a message: "region 'numbers'", "cluster 3's region 'x'", "core 0's stack"."""
+        if self.kind != "region":
+            return self.name
+        return f"region {self.name!r}" if self.owner is None else f"cluster {self.owner}'s region {self.name!r}"
+
+    def release(self) -> None:
+        """Give the host memory back; the mapping stays, reading zeros."""
+        if self.buffer is not None and hasattr(mmap, "MADV_DONTNEED"):
+            self.buffer.madvise(mmap.MADV_DONTNEED)
 
     @classmethod
     def allocate(cls, name: str, kind: str, base: int, size: int) -> "Span":
@@ -92,8 +105,7 @@ class AddressSpace:
         if span is None:
             raise MemoryAccessError(address, size, "not in the thread's memory")
         if address + size > span.end:
-            what = f"region {span.name!r}" if span.kind == "region" else span.name
-            raise MemoryAccessError(address, size, f"which runs past the end of {what}")
+            raise MemoryAccessError(address, size, f"which runs past the end of {span.label}")
         return span
 
     def _through_cache(self, span: Span, offset: int, size: int, write: bool) -> None:

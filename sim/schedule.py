@@ -28,7 +28,6 @@ class Schedule:
         self.seed = seed
         self._random = random.Random(f"komorebi-sim schedule {seed} cluster {cluster}") if seed is not None else None
         self._last = -1  # the number of the core that had the last turn
-        self.turns = 0  # shared turns so far (a solo turn is not counted)
 
     def next_turn(self, ready: Sequence[T], number_of=lambda core: core.number) -> tuple[T, int]:
         """The core to run from READY (never empty) and its instruction count, 0 for no
@@ -36,7 +35,6 @@ class Schedule:
         if len(ready) == 1:
             self._last = number_of(ready[0])
             return ready[0], 0
-        self.turns += 1
         if self._random is not None:
             core = self._random.choice(list(ready))
             count = self._random.randint(1, 2 * self.quantum)

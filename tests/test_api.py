@@ -147,3 +147,41 @@ def test_a_source_deleted_before_load_is_named(tmp_path):
     with km.Session() as session:
         with pytest.raises(FileNotFoundError, match="of the thread on cluster 2 no longer exists"):
             session.load(program)
+
+
+def test_session_close_stops_every_run_when_a_warning_is_an_error(tmp_path):
+    import warnings
+
+    bad = tmp_path / "thread" / "bad.c"
+    bad.parent.mkdir()
+    bad.write_text(TRIPLE.read_text().replace("    kmx_flush(1);\n", ""))
+    forever = ROOT / "tests" / "threads" / "forever.c"
+    first = km.Program("first", kernels=tmp_path)
+    first.thread(cluster=1, sources=[bad], regions={"numbers": np.ones(4, np.uint32), "tripled": 16})
+    second = km.Program("second", kernels=tmp_path)
+    second.thread(cluster=2, sources=[forever])
+    session = km.Session()
+    runs = [session.load(first), session.load(second)]
+    runs[0].thread_result(timeout=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", km.CoherenceWarning)
+        with pytest.raises(km.CoherenceWarning):
+            session.close()
+    assert session.closed and all(run.stopped for run in runs)
+
+
+def test_exiting_without_stop_does_not_crash_the_interpreter(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit.py"
+    script.write_text(
+        "import komorebi as km\n"
+        f"program = km.Program('p', kernels={str(tmp_path)!r})\n"
+        f"program.thread(cluster=2, sources=[{str(ROOT / 'tests' / 'threads' / 'forever.c')!r}])\n"
+        "run = km.Session().load(program)\n"
+        "print('leaving')\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "leaving\n"

@@ -261,3 +261,45 @@ def test_the_picture_waits_for_stop_and_wants_an_svg_path(tmp_path):
             run.cache_map(tmp_path / "map.png")
         with pytest.raises(TypeError, match="file path"):
             run.cache_map(3)
+
+
+REWRITE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    volatile uint32_t* data = (volatile uint32_t*)kmx_region(0, 0);
+    data[0] = 7;     /* flushed below */
+    kmx_flush(0);
+    data[1] = 8;     /* the write left dirty */
+    return 0;
+}
+"""
+
+
+def test_a_finding_names_the_write_since_the_last_flush_not_the_first_ever(tmp_path):
+    run, _, _ = run_source(tmp_path, REWRITE, regions={"data": 64})
+    [finding] = run.findings
+    assert finding.kind == "unflushed-write" and finding.line == line_of(REWRITE, "left dirty")
+
+
+UNALIGNED = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    volatile uint8_t* data = (volatile uint8_t*)kmx_region(0, &bytes);
+    for (uint64_t i = 0; i < 36; i++) data[i] = 9;  /* the region's first line, whole */
+    data[40] = 9;  /* and one byte of its second: the rest of that line stays stale */
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_stale_bytes_are_counted_from_the_regions_own_start(tmp_path):
+    # 100 bytes: the region starts 28 bytes into a line whose first 28 bytes are not its
+    # own (stale 0xA5 in strict mode, 0 in DRAM); they must not count as the thread's.
+    run, _, _ = run_source(tmp_path, UNALIGNED, mode="strict", regions={"data": np.zeros(100, np.uint8)})
+    [finding] = run.findings
+    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (36, 100)
+    whole = UNALIGNED.replace("i < 36", "i < bytes").replace("    data[40] = 9;", "    data[40] = 8;")
+    run, _, _ = run_source(tmp_path, whole, mode="strict", regions={"data": np.zeros(100, np.uint8)})
+    assert run.findings == [] and "\n  ww\n" in run.cache_report()  # no "b" mark

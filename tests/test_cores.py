@@ -206,3 +206,72 @@ def test_session_checks_the_schedule_knobs():
         km.Session(quantum=0)
     with pytest.raises(TypeError, match="schedule_seed must be an int or None"):
         km.Session(schedule_seed="7")
+
+
+TRACE = r"""
+#include "kmx.h"
+/* Two cores append to a trace; core 0 submits after each entry. */
+static volatile uint32_t next;
+static void spin(int n) { for (volatile int i = 0; i < n; i++) {} }
+int kmx_main(int core) {
+    uint32_t* trace = (uint32_t*)kmx_region(0, 0);
+    for (uint32_t i = 0; i < 40; i++) {
+        spin(20000);
+        uint32_t at = __atomic_fetch_add(&next, 1, __ATOMIC_SEQ_CST);
+        trace[at] = core * 1000 + i;
+        if (core == 0) kmx_submit();
+    }
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_when_python_takes_submissions_does_not_change_the_interleaving(tmp_path, kernels):
+    import time
+
+    source = tmp_path / "trace.c"
+    source.write_text(TRACE)
+
+    def trace(delay):
+        program = km.Program("trace", kernels=kernels)
+        program.thread(cluster=1, sources=[source], regions={"trace": 4 * 80}, cores=2)
+        with km.Session(quantum=1_000_000) as session:
+            run = session.load(program)
+            time.sleep(delay)  # the stall at 16 waiting comes sooner or later than a take
+            while not run.thread_result(timeout=60).final:
+                pass
+            run.stop()
+        return run.thread.read("trace").view(np.uint32).tolist()
+
+    prompt = trace(0)
+    assert sorted(prompt) == sorted([c * 1000 + i for c in range(2) for i in range(40)])
+    assert trace(1.0) == prompt
+
+
+def test_two_python_threads_stopping_a_run_both_see_it_handed_back(tmp_path, kernels):
+    import threading
+
+    source = tmp_path / "fill.c"
+    source.write_text(
+        '#include "kmx.h"\nint kmx_main(int core) {\n    uint64_t n;\n'
+        "    uint64_t* d = (uint64_t*)kmx_region(0, &n);\n    kmx_invalidate(0);\n"
+        "    for (uint64_t i = 0; i < n / 8; i++) d[i] = 1;\n    kmx_submit();\n    for (;;) {}\n}\n"
+    )
+    program = km.Program("fill", kernels=kernels)
+    program.thread(cluster=1, sources=[source], regions={"d": 16 << 20})
+    with km.Session() as session:
+        run = session.load(program)
+        run.thread_result(timeout=60)  # everything written, not flushed
+        seen = []
+
+        def stop_and_read():
+            run.stop()
+            seen.append(int(run.thread.read("d").view(np.uint64).sum()))
+
+        stoppers = [threading.Thread(target=stop_and_read) for _ in range(2)]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join(60)
+    assert seen == [(16 << 20) // 8] * 2

@@ -139,7 +139,7 @@ def test_reading_one_byte_past_the_end_of_any_size_of_region_is_a_fault(tmp_path
     with pytest.raises(km.ThreadFault) as caught:
         run_to_end(program_for(OVERRUN_BY_ONE, tmp_path, regions={"r": size}))
     fault = caught.value
-    assert f"0 bytes past the end of region 'r' (ID 0, {size} bytes at" in fault.cause
+    assert f"the first byte past the end of region 'r' (ID 0, {size} bytes at" in fault.cause
     assert fault.line == 7
 
 
