@@ -6,7 +6,11 @@
           └── ThreadFault         a thread crashed: cluster, core, pc, source line, cause
 
     UserWarning
+     ├── CoherenceWarning        a coherence finding, at the thread's file and line
+     ├── CompileWarning          the compiler warned about a thread's code
      └── NotSimulatedWarning     a Tensix kernel that does something (the simulator runs none)
+
+Every message, its cause and what to do: docs/errors.md.
 
 Bad arguments raise TypeError, ValueError, KeyError or FileNotFoundError, naming the
 parameter and what was expected.
