@@ -48,7 +48,6 @@ class Card:
         self.schedule_seed = schedule_seed
         self._wake = threading.Condition()  # notified when Python takes a result
         self._stopping = threading.Event()
-        self._running: dict[int, object] = {}  # cluster number -> the core running now
         self._threads: list[threading.Thread] = []
 
     def place_thread(
@@ -98,7 +97,7 @@ class Card:
                     self._wake.wait(BLOCKED_POLL)
                 continue
             core, count = turn
-            self._running[cluster.number] = cluster.running = core
+            cluster.running = core
             try:
                 core.run(count)
             except CoreFault as fault:
@@ -106,7 +105,6 @@ class Card:
             except Exception as error:  # a bug of ours in a hook: fail this thread only
                 cluster.fail(core.fault(core.current_pc(), f"the simulator failed: {error!r}"))
             finally:
-                self._running.pop(cluster.number, None)
                 cluster.running = None
             if cluster.ended:
                 break
@@ -122,8 +120,10 @@ class Card:
         self._stopping.set()
         for thread in self._threads:
             while thread.is_alive():
-                for core in list(self._running.values()):
-                    core.interrupt()
+                for cluster in list(self.clusters.values()):
+                    core = cluster.running
+                    if core is not None:
+                        core.interrupt()
                 with self._wake:
                     self._wake.notify_all()
                 thread.join(0.01)
