@@ -34,6 +34,7 @@ from sim.layout import (
     STACK_BYTES,
     Share,
     align_up,
+    count_bytes,
     human_bytes,
 )
 from sim.loader import ThreadImage
@@ -332,11 +333,10 @@ class Cluster:
             if start <= address < start + region.size:
                 return f"byte {address - start} of region {region.name!r} (ID {region.id}){data}"
             if start - PAGE <= address < start:
-                gap = start - address
-                return f"{gap} byte{'s' if gap != 1 else ''} before the start of region {region.name!r} (ID {region.id})"
+                return f"{count_bytes(start - address)} before the start of region {region.name!r} (ID {region.id})"
             if start + region.size <= address < region.span.end + GUARD_BYTES:
                 past = address - start - region.size
-                how_far = "the first byte" if past == 0 else f"{past} byte{'s' if past != 1 else ''}"
+                how_far = "the first byte" if past == 0 else count_bytes(past)
                 return (
                     f"{how_far} past the end of region "
                     f"{region.name!r} (ID {region.id}, {region.size} bytes at {start:#x})"

@@ -65,6 +65,11 @@ def align_up(value: int, alignment: int) -> int:
     return (value + alignment - 1) // alignment * alignment
 
 
+def count_bytes(n: int) -> str:
+    """1 -> '1 byte', 4 -> '4 bytes': a count in a message."""
+    return f"{n} byte{'s' if n != 1 else ''}"
+
+
 def human_bytes(n: int) -> str:
     """4096 -> '4 KiB', 3 * 2**30 -> '3 GiB', 1000 -> '1000 bytes'."""
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):

@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.cache import CachedRegion
-from sim.layout import PAGE
+from sim.layout import PAGE, count_bytes
 
 
 class MemoryAccessError(Exception):
     """An access outside every span; the trap layer turns it into a ThreadFault."""
 
-    def __init__(self, address: int, size: int, why: str) -> None:
-        super().__init__(f"{size} byte{'s' if size != 1 else ''} at {address:#x}: {why}")
+    def __init__(self, address: int, size: int, why: str, outside: bool = False) -> None:
+        super().__init__(f"{count_bytes(size)} at {address:#x}: {why}")
         self.address = address
         self.size = size
         self.why = why
+        self.outside = outside  # ADDRESS is in no span: describe it by where it is
 
 
 def host_buffer(size: int) -> tuple[mmap.mmap, np.ndarray, int]:
@@ -103,7 +104,7 @@ class AddressSpace:
     def _span_for(self, address: int, size: int) -> Span:
         span = self.find(address)
         if span is None:
-            raise MemoryAccessError(address, size, "not in the thread's memory")
+            raise MemoryAccessError(address, size, "not in the thread's memory", outside=True)
         if address + size > span.end:
             raise MemoryAccessError(address, size, f"which runs past the end of {span.label}")
         return span

@@ -13,7 +13,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable
 
 from sim.faults import CallError
-from sim.layout import RESULT_WORDS
+from sim.layout import RESULT_WORDS, count_bytes
 from sim.memory import MemoryAccessError
 from sim.printf import FormatError, format_print
 
@@ -79,13 +79,10 @@ class TrapTable:
         try:
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
-            if error.why.startswith(("which runs past", "no 0 byte")):
-                detail = error.why
-            else:
-                detail = self.cluster.describe_address(error.address)
+            detail = self.cluster.describe_address(error.address) if error.outside else error.why
             raise core.fault(
                 core.current_pc() - 4,
-                f"{Call(number).c_name}: a pointer to {error.size} byte{'s' if error.size != 1 else ''} "
+                f"{Call(number).c_name}: a pointer to {count_bytes(error.size)} "
                 f"at {error.address:#x}, {detail}",
             ) from None
         except (CallError, FormatError) as error:
