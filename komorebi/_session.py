@@ -127,7 +127,7 @@ class Thread:
             raise RuntimeError("regions are read after run.stop()")
         for region in self._cluster.regions:
             if region.name == name:
-                return region.dram_bytes().copy()
+                return region.read()
         raise KeyError(
             f"no region {name!r} on cluster {self.cluster}; its regions are {self.region_names}"
         )

@@ -6,41 +6,65 @@ the hand-back drops it, so a missing flush is never rescued by an eviction.
 How it holds data. Each region has a *view*: host memory that the cores' engines map and
 load from and store to directly, at full speed. The view is the cache's copy of the
 region's lines. DRAM is separate storage (sim.dram). The model keeps two flags per 4 KiB
-page, which the engine's TLB-fill hook keeps up to date (see sim.core):
+page, which the engine's TLB-fill hook (sim/hooks.c, the same steps as `access` here)
+keeps up to date:
 
 - filled: the page's lines are in the cache. The first access to a page that is not
-  filled copies its lines from DRAM into the view: the fill.
-- writable: the page has been written since it was last clean. At the first store to a
-  page, the model keeps a clean copy of the page; a line is dirty when the view differs
-  from that clean copy.
+  filled brings its lines in from DRAM: the fill.
+- writable: the page has been written since it was last clean. A line is dirty when the
+  view differs from the line as it was when last clean.
+
+Two ways of holding the view, with the same behaviour (tests/test_cache_stateful.py runs
+both against one reference):
+
+- copy-on-write (the usual one): the view is a private mapping of DRAM's memory
+  (sim.dram). A filled page shares DRAM's page, so a fill copies nothing, and the kernel
+  copies a page only when a core first writes it. The line as it was when last clean is
+  DRAM's line, because only this cache writes the region's DRAM while the thread runs
+  (its flushes write the view's own bytes); an invalidate hands the view's pages back to
+  the kernel, and a flush hands back the pages it made equal to DRAM. So a region costs
+  its size about once, not three times.
+- copying: the view is memory of its own; a fill copies DRAM's page into it, and the
+  first write to a page copies the page aside, to compare with. Used where something
+  else may write the region's DRAM during the run: a region of cluster 2 or 3 that the
+  other cluster's thread can reach in bank D7 (sim.cluster), and a view that is not a
+  mapping of DRAM (the unit tests).
 
 Every region operation works on whole regions, and a region's pages hold only its own
 lines, so page-level flags describe each line exactly. One thing is approximate: a store
-that writes a line's own value back leaves the line equal to its clean copy, and the model
-counts it clean. On a card that line would be dirty and written back with the same bytes;
-no program can tell the two apart unless something else writes DRAM meanwhile.
+that writes a line's own value back leaves the line equal to its clean bytes, and the
+model counts it clean. On a card that line would be dirty and written back with the same
+bytes; no program can tell the two apart unless something else writes DRAM meanwhile.
 
 The model never calls the engine. After `invalidate`, `flush` and `hand_back` the caller
 must drop the engines' TLB entries, so that the next access comes through the fill hook
 again.
 
 Strict mode (SPEC section 5) starts every line cached and clean but *stale*: the view holds
-STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines.
+STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A stale
+page's clean bytes are not DRAM's: its first write copies it aside, as when copying.)
 
 What happened to each line is kept for the checker and the picture (sim.checker): per page,
 whether it was filled from DRAM and whether it was read before any invalidate and before
-any write (reads are seen a page at a time, at the fill); per line, whether a flush wrote
-it back, an invalidate dropped its writes, or it was still dirty when the thread ended.
+any write (reads are seen a page at a time, at the fill), and the pc, return address and
+core of the first write since the page was clean; per line, whether a flush wrote it back,
+an invalidate dropped its writes, or it was still dirty when the thread ended.
 """
 
 from __future__ import annotations
 
+import ctypes
+from typing import Callable, Iterator
+
 import numpy as np
 
+from sim import hooks
 from sim.layout import LINE, PAGE
 
 LINES_PER_PAGE = PAGE // LINE
+WORDS_PER_LINE = LINE // 8
 _NO_LINES = np.zeros(0, dtype=np.int64)
+CHUNK_PAGES = 1024  # pages compared and written back at a time (4 MiB): no big temporaries
 
 STALE_BYTE = 0xA5  # what a stale line holds in strict mode: a uint32 of them is 2779096485
 STALE_WORD = 0xA5A5A5A5
@@ -50,101 +74,168 @@ STALE_WORD = 0xA5A5A5A5
 UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range(7)
 
 
+def _runs(pages: np.ndarray) -> Iterator[tuple[int, int]]:
+    """[first, end) of each run of consecutive page numbers in PAGES (sorted), at most
+    CHUNK_PAGES long."""
+    if pages.size == 0:
+        return
+    breaks = np.flatnonzero(np.diff(pages) != 1) + 1
+    for first, last in zip(pages[np.r_[0, breaks]].tolist(), pages[np.r_[breaks - 1, pages.size - 1]].tolist()):
+        for start in range(first, last + 1, CHUNK_PAGES):
+            yield start, min(start + CHUNK_PAGES, last + 1)
+
+
 class CachedRegion:
     """The cache's lines of one region, over the region's page-aligned span.
 
-    `view` is what the engines map; `dram` is the span's storage in its bank. Both are
-    uint8 arrays of the same size, a multiple of PAGE.
+    `view` is what the engines map; `dram` is the span's DRAM. Both are uint8 arrays of
+    the same size, a multiple of PAGE. REVERT(start, size), when given, makes the view's
+    bytes [start, start + size) show the file the view maps again (sim.dram: the view is a
+    copy-on-write mapping of DRAM); without it the model copies. OWN_PAGES: None when the
+    file the view maps is DRAM itself, so that a reverted page shows DRAM as it is now;
+    else the file is a snapshot, and OWN_PAGES flags, per page, DRAM's pages that a flush
+    made DRAM's own (sim.dram.Storage.own_pages): a fill of one copies it.
     """
 
-    def __init__(self, view: np.ndarray, dram: np.ndarray) -> None:
+    def __init__(
+        self,
+        view: np.ndarray,
+        dram: np.ndarray,
+        revert: Callable[[int, int], None] | None = None,
+        own_pages: np.ndarray | None = None,
+    ) -> None:
         if view.size != dram.size or view.size % PAGE:
             raise ValueError("view and dram must be the same whole number of pages")
         self.view = view
         self.dram = dram
-        self.pages = view.size // PAGE
-        self._filled = bytearray(self.pages)
-        self._writable = bytearray(self.pages)
-        self._clean = np.empty_like(view)  # touched page by page: resident only when used
-        self._view_lines = view.view(np.uint64).reshape(-1, LINE // 8)
-        self._clean_lines = self._clean.view(np.uint64).reshape(-1, LINE // 8)
+        self.pages = pages = view.size // PAGE
+        self._revert = revert
+        self._view_lines = view.view(np.uint64).reshape(-1, WORDS_PER_LINE)
+        self._dram_lines = dram.view(np.uint64).reshape(-1, WORDS_PER_LINE)
+        self._clean: np.ndarray | None = None
+        self._filled = np.zeros(pages, np.uint8)
+        self._writable = np.zeros(pages, np.uint8)
+        self._own_pages = own_pages
+        self._copy_fill = np.zeros(pages, np.uint8) if own_pages is None else own_pages
         # What happened, for the checker and the picture.
-        self.invalidated = False  # the thread has invalidated the region at least once
-        self.stale = bytearray(self.pages)  # strict mode: the page's lines hold STALE_BYTE
-        self.loaded = bytearray(self.pages)  # filled from DRAM at least once
-        self.written = bytearray(self.pages)  # written by the thread at least once
-        self.read_stale = bytearray(self.pages)  # read before any invalidate or write
-        self.line_events = np.zeros(self.pages * LINES_PER_PAGE, dtype=np.uint8)
-        self.on_stale_read = None  # callables (page) -> None, set by the checker
-        self.on_first_write = None
-        self._unpainted: bytearray | None = None  # strict mode: pages not yet made stale
+        self.stale = np.zeros(pages, np.uint8)  # strict mode: the page's lines hold STALE_BYTE
+        self.loaded = np.zeros(pages, np.uint8)  # filled from DRAM at least once
+        self.written = np.zeros(pages, np.uint8)  # written by the thread at least once
+        self.read_stale = np.zeros(pages, np.uint8)  # read before any invalidate or write
+        self.write_pc = np.zeros(pages, np.uint64)  # the first write since the page was clean
+        self.write_ra = np.zeros(pages, np.uint64)
+        self.write_core = np.full(pages, -1, np.int8)
+        self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
+        self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
+        self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
+        self._on_stale_read = hooks.PAGE_EVENT(self._stale_read)
+        self.state = hooks.RegionState(
+            view=hooks.pointer(view),
+            dram=hooks.pointer(dram),
+            filled=hooks.pointer(self._filled),
+            writable=hooks.pointer(self._writable),
+            stale=hooks.pointer(self.stale),
+            loaded=hooks.pointer(self.loaded),
+            written=hooks.pointer(self.written),
+            read_stale=hooks.pointer(self.read_stale),
+            copy_fill=hooks.pointer(self._copy_fill),
+            write_pc=hooks.pointer(self.write_pc, ctypes.c_uint64),
+            write_ra=hooks.pointer(self.write_ra, ctypes.c_uint64),
+            write_core=hooks.pointer(self.write_core, ctypes.c_int8),
+            on_stale_read=self._on_stale_read,
+        )
+        if revert is None:
+            self.copy_all()
+
+    def copy_all(self) -> None:
+        """Hold the view by copying (before anything ran): something else may write this
+        region's DRAM while the thread runs."""
+        self._keep_clean_copies()
+        self.state.copy_all = 1
+
+    def _keep_clean_copies(self) -> None:
+        if self._clean is None:
+            self._clean = np.empty_like(self.view)  # touched page by page: resident only when used
+            self.state.clean = hooks.pointer(self._clean)
+
+    @property
+    def copying(self) -> bool:
+        return bool(self.state.copy_all)
+
+    @property
+    def invalidated(self) -> bool:
+        """The thread has invalidated the region at least once."""
+        return bool(self.state.invalidated)
+
+    def _stale_read(self, _token: int, page: int) -> None:
+        if self.on_stale_read is not None:
+            self.on_stale_read(page)
 
     def start_stale(self) -> None:
         """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's.
         A page is painted with them at its first touch, so that an untouched region
         costs no memory."""
-        self._filled[:] = b"\1" * self.pages
-        self.stale[:] = b"\1" * self.pages
-        self._unpainted = bytearray(b"\1" * self.pages)
-
-    def _paint(self, page: int) -> None:
-        self._unpainted[page] = 0
-        if self.stale[page]:
-            self.view[page * PAGE : (page + 1) * PAGE] = STALE_BYTE
+        self._keep_clean_copies()  # a stale page's clean bytes are not DRAM's
+        self._filled[:] = 1
+        self.stale[:] = 1
+        self._unpainted = np.ones(self.pages, np.uint8)
+        self.state.unpainted = hooks.pointer(self._unpainted)
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
     def access(self, page: int, write: bool) -> bool:
-        """A core reads (or writes) page PAGE of the span. Returns whether the page may be
-        written without coming back here."""
-        if self._unpainted is not None and self._unpainted[page]:
-            self._paint(page)
-        if not self._filled[page]:
-            start = page * PAGE
-            self.view[start : start + PAGE] = self.dram[start : start + PAGE]
-            self._filled[page] = 1
-            self.loaded[page] = 1
-            self.stale[page] = 0
-        if write:
-            if not self._writable[page]:  # the first write since the page was clean
-                start = page * PAGE
-                self._clean[start : start + PAGE] = self.view[start : start + PAGE]
-                self._writable[page] = 1
-                self.written[page] = 1
-                if self.on_first_write is not None:
-                    self.on_first_write(page)
-        elif not (self.invalidated or self.written[page] or self.read_stale[page]):
-            self.read_stale[page] = 1  # Python's data, read before any invalidate
-            if self.on_stale_read is not None:
-                self.on_stale_read(page)
-        return bool(self._writable[page])
+        """A core reads (or writes) page PAGE of the span (what sim/hooks.c does at a TLB
+        fill; here for Python's own accesses on a thread's behalf). Returns whether the
+        page may be written without coming back here."""
+        if not 0 <= page < self.pages:
+            raise IndexError(f"page {page} of a span of {self.pages}")
+        return bool(hooks.library().region_access(ctypes.byref(self.state), page, int(write), None, None))
 
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])
 
     # -- the thread's kmx calls -----------------------------------------------------------
 
+    def _clean_lines(self, start: int, end: int, stale: bool) -> np.ndarray:
+        """Written pages [START, END) as they were when last clean, as lines: copied aside
+        at the first write (when copying, and for stale pages), else DRAM's."""
+        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
+        if self.copying or stale:
+            return self._clean.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
+        return self._dram_lines[lo:hi]
+
+    def _written_runs(self) -> Iterator[tuple[int, int, bool]]:
+        """[start, end) of runs of pages written since they were last clean, each all
+        stale or all not, with which."""
+        pages = np.flatnonzero(self._writable)
+        for start, end in _runs(pages):
+            stale = self.stale[start:end]
+            if not stale.any():
+                yield start, end, False
+            elif stale.all():
+                yield start, end, True
+            else:  # split where staleness changes
+                edges = np.flatnonzero(np.diff(stale)) + 1 + start
+                bounds = [start, *edges.tolist(), end]
+                for a, b in zip(bounds, bounds[1:]):
+                    yield a, b, bool(self.stale[a])
+
+    def _dirty_in(self, start: int, end: int, stale: bool) -> np.ndarray:
+        """The dirty lines of written pages [START, END)."""
+        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
+        differs = (self._view_lines[lo:hi] != self._clean_lines(start, end, stale)).any(axis=1)
+        return np.flatnonzero(differs) + lo
+
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""
-        pages = np.flatnonzero(np.frombuffer(self._writable, dtype=np.uint8))
-        if pages.size == 0:
-            return _NO_LINES
-        # Compare run by run of consecutive written pages: slices, not gathered copies.
-        breaks = np.flatnonzero(np.diff(pages) != 1) + 1
-        firsts = pages[np.r_[0, breaks]]
-        lasts = pages[np.r_[breaks - 1, pages.size - 1]]
-        found = []
-        for first, last in zip(firsts.tolist(), lasts.tolist()):
-            lo, hi = first * LINES_PER_PAGE, (last + 1) * LINES_PER_PAGE
-            differs = (self._view_lines[lo:hi] != self._clean_lines[lo:hi]).any(axis=1)
-            found.append(np.flatnonzero(differs) + lo)
-        return np.concatenate(found)
+        found = [self._dirty_in(*run) for run in self._written_runs()]
+        return np.concatenate(found) if found else _NO_LINES
 
     def stale_words(self, lines: np.ndarray) -> np.ndarray:
         """Byte offsets of the 4-byte words in LINES that still hold stale bytes where DRAM
         holds something else: what a flush of them would write over Python's data. The
         thread storing 0xA5A5A5A5 itself would be counted too."""
-        lines = lines[np.frombuffer(self.stale, dtype=np.uint8)[lines // LINES_PER_PAGE] == 1]
+        lines = lines[self.stale[lines // LINES_PER_PAGE] == 1]
         if lines.size == 0:
             return _NO_LINES
         view = self.view.view(np.uint32).reshape(-1, LINE // 4)[lines]
@@ -152,36 +243,60 @@ class CachedRegion:
         row, column = np.nonzero((view == STALE_WORD) & (dram != STALE_WORD))
         return lines[row] * LINE + column * 4
 
-    def flush(self, lines: np.ndarray | None = None, stale_words: np.ndarray | None = None) -> np.ndarray:
-        """kmx_flush: write the dirty lines (LINES, when the caller has found them) back to
-        DRAM; they stay cached, clean. STALE_WORDS (from `stale_words`) marks the lines
-        whose write-back carries stale bytes. Returns the lines written."""
-        if lines is None:
-            lines = self.dirty_lines()
+    def flush(self, find_stale: bool = False, region_start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """kmx_flush: write the dirty lines back to DRAM; they stay cached, clean. Returns
+        the lines written and (FIND_STALE) the `stale_words` among them from byte
+        REGION_START of the span on, found before they were written."""
+        lines, stale_words = [], []
+        for start, end, stale in self._written_runs():  # a chunk at a time
+            dirty = self._dirty_in(start, end, stale)
+            if dirty.size:
+                if find_stale and stale:
+                    words = self.stale_words(dirty)
+                    stale_words.append(words[words + 4 > region_start])
+                self._write_back(dirty)
+                lines.append(dirty)
+            self._clean_again(start, end, stale)
+        self._writable[:] = 0
+        lines = np.concatenate(lines) if lines else _NO_LINES
+        words = np.concatenate(stale_words) if stale_words else _NO_LINES
         self._mark(lines, FLUSHED)
-        if stale_words is not None and stale_words.size:
-            stale = np.unique(stale_words // LINE)
-            self.line_events[stale] = np.maximum(self.line_events[stale], FLUSHED_STALE)
-        if lines.size:
-            dram_lines = self.dram.view(np.uint64).reshape(-1, LINE // 8)
-            if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy
-                dram_lines[lines[0] : lines[-1] + 1] = self._view_lines[lines[0] : lines[-1] + 1]
-            else:
-                dram_lines[lines] = self._view_lines[lines]
-        self._writable[:] = bytes(self.pages)
-        return lines
+        if words.size:
+            marked = np.unique(words // LINE)
+            self.line_events[marked] = np.maximum(self.line_events[marked], FLUSHED_STALE)
+        return lines, words
+
+    def _write_back(self, lines: np.ndarray) -> None:
+        if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy
+            self._dram_lines[lines[0] : lines[-1] + 1] = self._view_lines[lines[0] : lines[-1] + 1]
+        else:
+            self._dram_lines[lines] = self._view_lines[lines]
+
+    def _clean_again(self, start: int, end: int, stale: bool) -> None:
+        """Pages [START, END) were just written back: the view's pages equal their clean
+        bytes again. Give the kernel back the copies of those that equal DRAM."""
+        if self._own_pages is not None:  # DRAM's own pages now: a later fill copies them
+            self._own_pages[start:end] = 1
+        elif not (self.copying or stale):  # (a stale page's clean bytes are not DRAM's)
+            self._revert(start * PAGE, (end - start) * PAGE)
 
     def invalidate(self) -> np.ndarray:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
         writes were lost."""
         lost = self.dirty_lines()
         self._mark(lost, DROPPED)
-        self._filled[:] = bytes(self.pages)
-        self._writable[:] = bytes(self.pages)
-        self.stale[:] = bytes(self.pages)
-        self._unpainted = None
-        self.invalidated = True
+        self._drop()
+        self.state.invalidated = 1
         return lost
+
+    def _drop(self) -> None:
+        self._filled[:] = 0
+        self._writable[:] = 0
+        self.stale[:] = 0
+        self._unpainted = None
+        self.state.unpainted = None
+        if self._revert is not None:  # the view's copies go back to the kernel
+            self._revert(0, self.view.size)
 
     def _mark(self, lines: np.ndarray, state: int) -> None:
         """Raise LINES (sorted) to at least STATE; a slice when they are one run."""
@@ -202,8 +317,8 @@ class CachedRegion:
     def line_states(self) -> np.ndarray:
         """What happened to each line of the span: the highest of UNTOUCHED to UNFLUSHED."""
         pages = np.zeros(self.pages, dtype=np.uint8)
-        pages[np.frombuffer(self.loaded, dtype=np.uint8) == 1] = FRESH
-        pages[np.frombuffer(self.read_stale, dtype=np.uint8) == 1] = READ_STALE
+        pages[self.loaded == 1] = FRESH
+        pages[self.read_stale == 1] = READ_STALE
         return np.maximum(self.line_events, np.repeat(pages, LINES_PER_PAGE))
 
     def hand_back(self) -> np.ndarray:
@@ -211,17 +326,16 @@ class CachedRegion:
         Returns the lines written back. (Not a flush of the thread's: the lines keep the
         mark they had.)"""
         events = self.line_events.copy()
-        written = self.flush()
+        written, _ = self.flush()
         self.line_events[:] = events
-        self._filled[:] = bytes(self.pages)
-        self.stale[:] = bytes(self.pages)
-        self._unpainted = None
+        self._drop()
         return written
 
     def release(self) -> None:
         """Nothing will touch the lines again: drop the clean copies (DRAM and each
         line's story stay)."""
-        self._clean = self._clean_lines = None
+        self._clean = None
+        self.state.clean = None
 
 
 class ClusterCache:
@@ -231,8 +345,7 @@ class ClusterCache:
     def __init__(self) -> None:
         self.regions: list[CachedRegion] = []
 
-    def add_region(self, view: np.ndarray, dram: np.ndarray) -> CachedRegion:
-        region = CachedRegion(view, dram)
+    def add_region(self, region: CachedRegion) -> CachedRegion:
         self.regions.append(region)
         return region
 

@@ -16,7 +16,6 @@ an unflushed write is only known to be one when the thread ends.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
@@ -81,7 +80,6 @@ class Checker:
         self.cluster = cluster
         self._found: dict[tuple[int, str], Finding] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
-        self._first_writes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def has(self, region: "Region", kind: str) -> bool:
         return (region.id, kind) in self._found
@@ -91,15 +89,9 @@ class Checker:
         return sorted(self._found.values(), key=lambda f: f.region_id)  # then in the order found
 
     def watch(self, region: "Region") -> None:
-        """Hear of REGION's stale reads and first writes (from the fill hook)."""
-        pages = region.cache.pages
-        self._first_writes[region.id] = (  # array.array: a store costs a tenth of numpy's
-            array("Q", bytes(8 * pages)),  # pc
-            array("Q", bytes(8 * pages)),  # ra
-            array("b", bytes(pages)),  # core
-        )
+        """Hear of REGION's stale reads (from the fill hook, which also keeps the pc, the
+        return address and the core of each page's first write: sim.cache)."""
         region.cache.on_stale_read = lambda page: self._stale_read(region, page)
-        region.cache.on_first_write = lambda page: self._first_write(region, page)
 
     # -- where a core is -------------------------------------------------------------------
 
@@ -147,21 +139,13 @@ class Checker:
             ),
         )
 
-    def _first_write(self, region: "Region", page: int) -> None:
-        core = self._core()
-        if core is None or core.uc is None:
-            return
-        pcs, ras, cores = self._first_writes[region.id]
-        pcs[page], ras[page] = core.pc_and_ra()
-        cores[page] = core.number
-
     def _writer(self, region: "Region", lines: np.ndarray):
         """(core, source line) of the first write to the first of LINES."""
-        pcs, ras, cores = self._first_writes[region.id]
+        cache = region.cache
         page = int(lines[0]) * LINE // PAGE
-        if not pcs[page]:
+        if not cache.write_pc[page]:
             return None, None
-        return int(cores[page]), self._source(int(pcs[page]), int(ras[page]))
+        return int(cache.write_core[page]), self._source(int(cache.write_pc[page]), int(cache.write_ra[page]))
 
     def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None) -> None:
         """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty."""

@@ -23,7 +23,7 @@ from sim.cache import CachedRegion, ClusterCache
 from sim.checker import UNFLUSHED_WRITE, Checker
 from sim.core import BLOCKED, EXITED, READY, Core
 from sim.debuginfo import LineTable, SourceLine
-from sim.dram import Bank
+from sim.dram import Bank, Snapshot, Storage
 from sim.faults import CoreFault, Frame
 from sim.layout import (
     GUARD_BYTES,
@@ -60,6 +60,7 @@ class Region:
     span: Span
     offset: int
     size: int
+    storage: Storage
 
     @property
     def address(self) -> int:
@@ -73,6 +74,11 @@ class Region:
     def dram_bytes(self) -> np.ndarray:
         """The region's bytes as DRAM holds them (a view)."""
         return self.cache.dram[self.offset : self.offset + self.size]
+
+    def read(self) -> np.ndarray:
+        """The region's bytes as DRAM holds them, as a new array (copy-on-write: it costs
+        memory where the caller writes into it)."""
+        return self.storage.copy(self.offset, self.size)
 
 
 class Cluster:
@@ -131,15 +137,15 @@ class Cluster:
                     f"{human_bytes(free)} of it is left after the image, the stacks and the "
                     "regions before it"
                 )
-            dram = bank.storage(share.offset + cursor, span_size)
-            span = self.memory.add(Span.allocate(name, "region", share.base + cursor, span_size))
+            if isinstance(content, np.ndarray):
+                content = Snapshot(content)
+            storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content)
+            span = self.memory.add(Span.over(storage, name, share.base + cursor))
             offset = span_size - size  # the end is the span's: the first byte past it faults
-            if not isinstance(content, int):
-                dram[offset : offset + size] = content
-            span.region = self.cache.add_region(span.array, dram)
             if coherence == "strict":
                 span.region.start_stale()
-            self.regions.append(Region(name, index, span, offset, size))
+            self.cache.add_region(span.region)
+            self.regions.append(Region(name, index, span, offset, size, storage))
             self.checker.watch(self.regions[-1])
             cursor += span_size + GUARD_BYTES
         self.cores = [
@@ -154,13 +160,14 @@ class Cluster:
         own cluster's cache, with no coherence between the two, and with no region ID to
         invalidate or flush them by: only the hand-back (card mode) writes them back."""
         for region in other.regions:
-            span = self.memory.add(
-                Span.allocate(region.name, "region", region.span.base, region.span.size)
-            )
+            span = self.memory.add(Span.over(region.storage, region.name, region.span.base))
             span.owner = other.number
-            span.region = self.cache.add_region(span.array, region.cache.dram)
+            # The other cluster writes this DRAM while this one runs: both caches copy.
+            region.cache.copy_all()
+            span.region.copy_all()
             if self.coherence == "strict":
                 span.region.start_stale()
+            self.cache.add_region(span.region)
             for core in self.cores:
                 core.map(span)
 
@@ -175,13 +182,9 @@ class Cluster:
 
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
-        lines = region.cache.dirty_lines()
-        stale = None
-        if self.coherence == "strict" and lines.size:
-            stale = region.cache.stale_words(lines)
-            stale = stale[stale + 4 > region.offset]  # the bytes before the region are not its
-            self.checker.stale_flush(region, stale, core)
-        region.cache.flush(lines, stale)
+        # (the bytes before the region's start, in its first line, are not its own)
+        _, stale = region.cache.flush(self.coherence == "strict", region.offset)
+        self.checker.stale_flush(region, stale, core)
         self._forget_translations()
 
     def _forget_translations(self) -> None:
@@ -279,6 +282,8 @@ class Cluster:
             span.release()
         for region in self.cache.regions:
             region.release()
+        for region in self.regions:
+            region.storage.release()
 
     # -- explaining -------------------------------------------------------------------------
 

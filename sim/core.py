@@ -22,14 +22,12 @@ from unicorn import (
     UC_MEM_FETCH,
     UC_MEM_WRITE,
     UC_PROT_ALL,
-    UC_PROT_EXEC,
-    UC_PROT_READ,
-    UC_PROT_WRITE,
     UC_TLB_VIRTUAL,
     Uc,
     UcError,
 )
 from unicorn import unicorn_const as ucc
+from unicorn.unicorn_py3.unicorn import uclib  # unicorn 2.1's binding: the C library
 from unicorn.riscv_const import (
     UC_RISCV_REG_A0,
     UC_RISCV_REG_A1,
@@ -43,7 +41,7 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_X0,
 )
 
-from sim import decode
+from sim import decode, hooks
 from sim.faults import CoreFault, Frame
 from sim.layout import PAGE
 
@@ -90,33 +88,33 @@ class Core:
         self.code: int | None = None
         self.waiting: Callable[[], bool] | None = None  # a kmx call still to complete
         self.blocked_in = ""  # the kmx call it waits in: "kmx_barrier" or "kmx_submit"
-        self.cycles = 0  # instructions begun, counted only when the thread calls kmx_cycles
-        self._block_lengths: dict[tuple[int, int], int] = {}
         self._stopped_by_call = False  # the last run ended in a kmx call, not its count
         self._interrupted = False  # stopped from outside: the run is over
-        self._bad_access: tuple[int, int] | None = None
         self._memory = cluster.memory
         uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
         uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
         for span in self._memory.spans:
             uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
-        uc.hook_add(UC_HOOK_TLB_FILL, self._tlb_fill)
-        uc.hook_add(UC_HOOK_INTR, self._exception)
-        if cluster.image.uses_cycles:  # before the first run: later hooks may not fire
-            uc.hook_add(UC_HOOK_BLOCK, self._count_block)
-        uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
-        uc.reg_write(UC_RISCV_REG_SP, stack_top)
-        uc.reg_write(UC_RISCV_REG_A0, number)
         self.uc = uc
         finalize = getattr(uc, "_Uc__finalizer", None)
         if finalize is not None:  # at exit, sim.card stops the cores; then the OS frees all
             finalize.atexit = False
-        try:  # unicorn 2.1's binding: its library and the engine's handle
-            from unicorn.unicorn_py3.unicorn import uclib
-
-            self._reg_read = (uclib.uc_reg_read, uc._uch, ctypes.c_uint64())
-        except (ImportError, AttributeError):
-            self._reg_read = (None, None, None)
+        # The TLB-fill hook and the cycle counter are C (sim/hooks.c): they run on the
+        # fast path. Their state: this core's span table and counters.
+        self.native = hooks.CoreState(
+            core=number,
+            reg_read=ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value,
+            reg_pc=UC_RISCV_REG_PC,
+            reg_ra=UC_RISCV_REG_RA,
+        )
+        self._span_table()
+        self._add_native_hook(UC_HOOK_TLB_FILL, "tlb_fill")
+        if cluster.image.uses_cycles:  # before the first run: later hooks may not fire
+            self._add_native_hook(UC_HOOK_BLOCK, "count_block")
+        uc.hook_add(UC_HOOK_INTR, self._exception)
+        uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
+        uc.reg_write(UC_RISCV_REG_SP, stack_top)
+        uc.reg_write(UC_RISCV_REG_A0, number)
         self.pc = entry
         # emu_start's `until` must be a mapped address: Unicorn looks its page up
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
@@ -125,6 +123,40 @@ class Core:
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
         self.uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
+        self._span_table()
+
+    def _span_table(self) -> None:
+        """The address space as hooks.c searches it: the spans, sorted, with their kinds
+        and cache regions."""
+        spans = self._memory.spans
+        table = (hooks.SpanEntry * len(spans))()
+        for entry, span in zip(table, spans):
+            entry.base, entry.end = span.base, span.end
+            entry.kind = hooks.SPAN_KINDS[span.kind]
+            entry.host = hooks.host_pointer(span.host_address)
+            if span.region is not None:
+                entry.region = ctypes.pointer(span.region.state)
+        self._spans = table  # kept alive for as long as the hooks may read it
+        self.native.spans = table
+        self.native.span_count = len(spans)
+
+    def _add_native_hook(self, kind: int, name: str) -> None:
+        handle = ctypes.c_size_t()
+        status = uclib.uc_hook_add(
+            self.uc._uch, ctypes.byref(handle), kind, hooks.function(name),
+            ctypes.addressof(self.native), 1, 0,
+        )
+        if status != 0:
+            raise UcError(status)
+
+    @property
+    def cycles(self) -> int:
+        """Instructions begun, counted only when the thread calls kmx_cycles."""
+        return self.native.cycles
+
+    @cycles.setter
+    def cycles(self, value: int) -> None:
+        self.native.cycles = value
 
     # -- running --------------------------------------------------------------------------
 
@@ -132,6 +164,7 @@ class Core:
         """Run until the core exits, blocks, is interrupted or has run COUNT instructions
         (0: no limit). A fault raises CoreFault."""
         self._stopped_by_call = False
+        self.native.bad_access = 0
         cycles = self.cycles
         try:
             self.uc.emu_start(self.pc, self._halt, count=count)
@@ -167,17 +200,6 @@ class Core:
         if finalize is not None:
             finalize()  # uc_close, once
 
-    def pc_and_ra(self) -> tuple[int, int]:
-        """pc and ra, fast: the checker asks at the first store to each page, and the
-        binding's reg_read_batch costs about 10 us a call, a direct call under 1 us."""
-        read, handle, value = self._reg_read
-        if read is None:
-            return self.uc.reg_read(UC_RISCV_REG_PC), self.uc.reg_read(UC_RISCV_REG_RA)
-        read(handle, UC_RISCV_REG_PC, ctypes.byref(value))
-        pc = value.value
-        read(handle, UC_RISCV_REG_RA, ctypes.byref(value))
-        return pc, value.value
-
     # -- what the trap layer uses ---------------------------------------------------------
 
     def call_arguments(self) -> tuple[int, int, int, int]:
@@ -198,41 +220,6 @@ class Core:
         self.uc.emu_stop()
 
     # -- hooks ------------------------------------------------------------------------------
-
-    def _tlb_fill(self, uc, address: int, access: int, entry, _data) -> bool:
-        span = self._memory.find(address)
-        if span is None:
-            self._bad_access = (address, access)
-            return False
-        entry.paddr = address & ~(PAGE - 1)
-        if span.region is not None:
-            if access == UC_MEM_FETCH:
-                self._bad_access = (address, access)
-                return False
-            page = (address - span.base) // PAGE
-            writable = span.region.access(page, access == UC_MEM_WRITE)
-            entry.perms = UC_PROT_READ | UC_PROT_WRITE if writable else UC_PROT_READ
-        elif span.kind == "stack":
-            if access == UC_MEM_FETCH:  # code runs only from the image
-                self._bad_access = (address, access)
-                return False
-            entry.perms = UC_PROT_READ | UC_PROT_WRITE
-        else:
-            entry.perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC
-        return True
-
-    def _count_block(self, uc, address: int, size: int, _data) -> None:
-        """The cycle model: one cycle an instruction, counted a basic block at a time."""
-        key = (address, size)
-        count = self._block_lengths.get(key)
-        if count is None:
-            code = self._memory.peek(address, size)
-            count, offset = 0, 0
-            while offset < size:
-                offset += decode.length(code[offset] | code[offset + 1] << 8)
-                count += 1
-            self._block_lengths[key] = count
-        self.cycles += count
 
     def _exception(self, uc, number: int, _data) -> None:
         if number == ECALL:
@@ -293,8 +280,8 @@ class Core:
 
     def _fault_from(self, error: UcError) -> CoreFault:
         pc = self.uc.reg_read(UC_RISCV_REG_PC)
-        if self._bad_access is not None:
-            address, access = self._bad_access
+        if self.native.bad_access:
+            address, access = self.native.bad_address, self.native.bad_access
             try:  # the hook saw only the page; the instruction tells the byte
                 exact = decode.effective_address(
                     self._instruction(pc), lambda n: self.uc.reg_read(UC_RISCV_REG_X0 + n)

@@ -1,14 +1,124 @@
 """The card's GDDR6 banks: storage apart from every cache.
 
-A bank hands out zeroed storage for the spans the loader places in it. Only what is placed
-takes host memory, so a 4 GiB bank costs what its regions cost.
+A bank hands out storage for the spans the loader places in it. Only what is placed takes
+host memory, so a 4 GiB bank costs what its regions cost.
+
+How a span's DRAM is held, so that a big region costs its size once, not three or four
+times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
+
+- A span's DRAM is a memfd (an anonymous file in memory). Its contents are the file's
+  pages; a hole reads as zeros and costs nothing.
+- A region made from a numpy array starts from a `Snapshot`: a memfd that Program.thread
+  wrote once and nobody writes again. A load maps it copy-on-write: its DRAM shares the
+  snapshot's pages until the thread flushes over them, so loading costs no copy, and
+  loading the same program again starts from the same bytes.
+- The cache's view of the span (what the engines map, sim.cache) is another
+  copy-on-write mapping of the same file: a line the cache filled shares DRAM's page
+  until a core writes it. (sim.cache says when this is exact and when it copies.)
+- What `run.thread.read` returns after the run is one more copy-on-write mapping: a new
+  array, which costs memory only where the caller writes into it.
 """
 
 from __future__ import annotations
 
+import mmap
+import os
+
 import numpy as np
 
-from sim.layout import BANK_BYTES
+from sim.layout import BANK_BYTES, PAGE, align_up
+
+_CHUNK = 64 << 20  # bytes written to a snapshot at a time (no temporary of the whole array)
+
+
+def _memfd(name: str, size: int) -> int:
+    fd = os.memfd_create(f"komorebi-{name}", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, size)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _map(fd: int, size: int, shared: bool) -> tuple[mmap.mmap, np.ndarray]:
+    flags = mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE
+    buffer = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return buffer, np.frombuffer(buffer, dtype=np.uint8)
+
+
+class _File:
+    """A memfd, closed when the last object that needs it goes."""
+
+    def __init__(self, name: str, size: int) -> None:
+        self.fd = _memfd(name, size)
+        self.size = size
+
+    def __del__(self) -> None:
+        fd, self.fd = getattr(self, "fd", -1), -1
+        if fd >= 0:
+            os.close(fd)
+
+
+class Snapshot:
+    """A numpy array's bytes, copied once into memory that nobody writes again, laid out
+    as the region's span will be: the bytes end at a page boundary (sim.cluster places a
+    region so that it ends where its span ends)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        flat = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        self.size = int(flat.size)
+        self.span_size = align_up(self.size, PAGE)
+        self.file = _File("snapshot", self.span_size)
+        offset = self.span_size - self.size
+        for start in range(0, self.size, _CHUNK):
+            piece = flat[start : start + _CHUNK]
+            written = 0
+            while written < piece.size:
+                written += os.pwrite(self.file.fd, piece[written:], offset + start + written)
+
+    def bytes(self) -> np.ndarray:
+        """The bytes, as a read-only array (for tests and messages)."""
+        buffer, array = _map(self.file.fd, self.span_size, shared=False)
+        out = array[self.span_size - self.size :]
+        out.flags.writeable = False
+        return out
+
+
+class Storage:
+    """One span's DRAM: `dram`, a uint8 array of the span's bytes. FROM: the snapshot it
+    starts as (a region made from an array), or None (zeros)."""
+
+    def __init__(self, size: int, start: Snapshot | None = None) -> None:
+        if start is not None and start.span_size != size:
+            raise ValueError(f"a snapshot of {start.span_size} bytes for a span of {size}")
+        self.size = size
+        # shared: DRAM is the file itself, so a mapping of the file shows DRAM as it is
+        # now. Otherwise DRAM is a private mapping of the snapshot: pages the thread
+        # flushed over are DRAM's own, and a mapping of the file does not show them.
+        self.shared = start is None
+        self.file = _File("dram", size) if start is None else start.file
+        self._buffer, self.dram = _map(self.file.fd, size, shared=self.shared)
+        # Per page: DRAM's own page, written over the snapshot (the cache models set it).
+        self.own_pages = None if self.shared else np.zeros(size // PAGE, np.uint8)
+
+    def view(self) -> tuple[mmap.mmap, np.ndarray]:
+        """A copy-on-write mapping of the span's file: the cache's view of the span."""
+        return _map(self.file.fd, self.size, shared=False)
+
+    def copy(self, start: int, size: int) -> np.ndarray:
+        """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
+        with DRAM until either is written."""
+        if self.own_pages is not None and self.own_pages.any():  # a mapping of the file lacks them
+            return self.dram[start : start + size].copy()
+        _, array = _map(self.file.fd, self.size, shared=False)
+        return array[start : start + size]
+
+    def release(self) -> None:
+        """Nothing will run again: take DRAM out of the process's resident pages (the file
+        keeps them; they come back when read)."""
+        if self.shared and hasattr(mmap, "MADV_DONTNEED"):
+            self._buffer.madvise(mmap.MADV_DONTNEED)
 
 
 class Bank:
@@ -17,15 +127,15 @@ class Bank:
     def __init__(self, name: str, size: int = BANK_BYTES) -> None:
         self.name = name
         self.size = size
-        self._spans: list[tuple[int, np.ndarray]] = []
+        self._spans: list[tuple[int, int]] = []
 
-    def storage(self, offset: int, size: int) -> np.ndarray:
-        """Zeroed bytes [offset, offset + size) of the bank, for one placed span."""
+    def storage(self, offset: int, size: int, start: Snapshot | None = None) -> Storage:
+        """DRAM [offset, offset + size) of the bank, for one placed span: zeros, or the
+        bytes of START."""
         if offset < 0 or offset + size > self.size:
             raise ValueError(f"bank {self.name}: span {offset:#x}+{size:#x} is outside it")
-        for other, data in self._spans:
-            if offset < other + data.size and other < offset + size:
+        for other, other_size in self._spans:
+            if offset < other + other_size and other < offset + size:
                 raise ValueError(f"bank {self.name}: span {offset:#x} overlaps {other:#x}")
-        data = np.zeros(size, dtype=np.uint8)
-        self._spans.append((offset, data))
-        return data
+        self._spans.append((offset, size))
+        return Storage(size, start)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.cache import CachedRegion
+from sim.dram import Storage
 from sim.layout import PAGE, count_bytes
 
 
@@ -69,6 +70,21 @@ class Span:
         """Give the host memory back; the mapping stays, reading zeros."""
         if self.buffer is not None and hasattr(mmap, "MADV_DONTNEED"):
             self.buffer.madvise(mmap.MADV_DONTNEED)
+
+    def revert(self, start: int, size: int) -> None:
+        """Bytes [START, START + SIZE) of a copy-on-write span show its file again (their
+        private copies go back to the kernel)."""
+        self.buffer.madvise(mmap.MADV_DONTNEED, start, size)
+
+    @classmethod
+    def over(cls, storage: Storage, name: str, base: int) -> "Span":
+        """A region's span: the cache's view of STORAGE (a copy-on-write mapping of its
+        DRAM), with the cache model's lines over it."""
+        buffer, array = storage.view()
+        address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+        span = cls(name, "region", base, storage.size, array, address, buffer=buffer)
+        span.region = CachedRegion(array, storage.dram, span.revert, storage.own_pages)
+        return span
 
     @classmethod
     def allocate(cls, name: str, kind: str, base: int, size: int) -> "Span":

@@ -11,15 +11,19 @@ line's own bytes leaves it clean), said the simplest way.
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from sim.cache import STALE_BYTE, STALE_WORD, CachedRegion
+from sim.dram import Snapshot, Storage
 from sim.layout import LINE, PAGE
 
 PAGES = 3
+HOLDS = ("copy", "shared", "snapshot")  # how the view is held (sim.cache, sim.dram)
 SIZE = PAGES * PAGE
 LINES = SIZE // LINE
 
@@ -102,13 +106,28 @@ class Reference:
 
 
 class CacheMachine(RuleBasedStateMachine):
-    @initialize(strict=st.booleans(), seed=st.integers(0, 2**32 - 1))
-    def start(self, strict, seed):
+    @initialize(strict=st.booleans(), seed=st.integers(0, 2**32 - 1), hold=st.sampled_from(HOLDS))
+    def start(self, strict, seed, hold):
         dram = np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8)
         dram[: 2 * LINE] = STALE_BYTE  # some DRAM that already holds the stale pattern
-        self.view = np.zeros(SIZE, dtype=np.uint8)
-        self.dram = dram.copy()
-        self.model = CachedRegion(self.view, self.dram)
+        if hold == "copy":  # a view of its own
+            self.storage = None
+            self.view = np.zeros(SIZE, dtype=np.uint8)
+            self.dram = dram.copy()
+            self.model = CachedRegion(self.view, self.dram)
+        else:  # the view is a copy-on-write mapping of DRAM (sim.dram), as in a run
+            if hold == "snapshot":  # DRAM starts as a snapshot of an array
+                self.storage = Storage(SIZE, Snapshot(dram))
+            else:  # DRAM is the file the view maps
+                self.storage = Storage(SIZE)
+                self.storage.dram[:] = dram
+            buffer, self.view = self.storage.view()
+
+            def revert(start, size):
+                buffer.madvise(mmap.MADV_DONTNEED, start, size)
+
+            self.dram = self.storage.dram
+            self.model = CachedRegion(self.view, self.dram, revert, self.storage.own_pages)
         self.stale_reads: list[int] = []
         self.model.on_stale_read = self.stale_reads.append
         if strict:
@@ -147,8 +166,19 @@ class CacheMachine(RuleBasedStateMachine):
     def flush(self):
         lines = self.model.dirty_lines()
         assert lines.tolist() == self.reference.dirty()
-        assert self.model.stale_words(lines).tolist() == self.reference.stale_words(lines.tolist())
-        assert self.model.flush(lines).tolist() == self.reference.flush()
+        stale = self.reference.stale_words(lines.tolist())
+        flushed, words = self.model.flush(find_stale=True)
+        assert flushed.tolist() == self.reference.flush()
+        assert words.tolist() == stale
+
+    @precondition(lambda self: getattr(self, "storage", None) is not None)
+    @rule(data=st.data())
+    def read_back(self, data):
+        """What run.thread.read returns: DRAM's bytes, in an array of the caller's own."""
+        copy = self.storage.copy(0, SIZE)
+        assert copy.tobytes() == bytes(self.reference.dram)
+        offset = data.draw(st.integers(0, SIZE - 1))
+        copy[offset] ^= 0xFF  # the caller writes into it: DRAM does not change
 
     @rule()
     def invalidate(self):

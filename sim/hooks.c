@@ -1,0 +1,190 @@
+/* hooks.c: the engine's hooks that run on every page translation and every basic block,
+ * in C, so that no Python runs on the simulator's fast path (sim/hooks.py builds this
+ * file for the host with zig cc and registers the functions with uc_hook_add).
+ *
+ * tlb_fill is Unicorn's virtual-TLB fill hook: the engine calls it when it has no
+ * translation for a page, which is at the first access to a page, at the first store to
+ * a page it translated for reading, after every TLB flush (the cluster flushes after each
+ * invalidate and flush), and when the TLB is full. It is the cache model's slow path,
+ * the same steps as sim/cache.py's CachedRegion.access (the reference, which the tests
+ * compare against): fill a page's lines, remember the first store since the page was
+ * clean, see a read of Python's data before any invalidate.
+ *
+ * count_block is the cycle model: one cycle an instruction, counted a basic block at a
+ * time (only in threads that call kmx_cycles).
+ *
+ * The state is Python's: per-page flag arrays (numpy uint8), the views and DRAM are host
+ * memory that Python allocated; the structs below mirror ctypes Structures of
+ * sim/hooks.py field for field.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#define PAGE 4096u
+#define STALE_BYTE 0xA5
+
+/* unicorn.h */
+#define UC_MEM_READ 16
+#define UC_MEM_WRITE 17
+#define UC_MEM_FETCH 18
+#define UC_PROT_READ 1
+#define UC_PROT_WRITE 2
+#define UC_PROT_EXEC 4
+
+typedef struct {
+    uint64_t paddr;
+    uint32_t perms;
+} uc_tlb_entry;
+
+typedef int (*reg_read_fn)(void *uc, int regid, void *value);
+typedef void (*page_event_fn)(int64_t token, uint64_t page);
+
+enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
+
+typedef struct {
+    uint8_t *view;      /* the cache's copy of the span's lines (what the engine maps) */
+    uint8_t *dram;      /* the span's DRAM */
+    uint8_t *clean;     /* the page as it was before its first write (copying, or stale) */
+    uint8_t *filled;    /* per page: its lines are in the cache */
+    uint8_t *writable;  /* written since it was last clean */
+    uint8_t *stale;     /* strict mode: the lines hold STALE_BYTE */
+    uint8_t *unpainted; /* strict mode: not yet painted with STALE_BYTE; or 0 */
+    uint8_t *loaded;    /* filled from DRAM at least once */
+    uint8_t *written;   /* written at least once */
+    uint8_t *read_stale;/* read before any invalidate and before any write */
+    uint8_t *copy_fill; /* the view does not show DRAM by itself: a fill copies */
+    uint64_t *write_pc; /* the first store since clean: its pc, ra and core */
+    uint64_t *write_ra;
+    int8_t *write_core;
+    page_event_fn on_stale_read; /* Python: the checker hears of a stale read */
+    int64_t token;               /* which region, for Python */
+    int32_t invalidated;         /* the thread has invalidated the region at least once */
+    int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
+} Region;
+
+typedef struct {
+    uint64_t base;
+    uint64_t end;
+    int64_t kind;
+    Region *region;
+    uint8_t *host; /* the span's host memory (the image's, for counting instructions) */
+} Span;
+
+typedef struct {
+    Span *spans; /* sorted by base */
+    int64_t span_count;
+    int64_t core;
+    reg_read_fn reg_read;
+    int64_t reg_pc;
+    int64_t reg_ra;
+    uint64_t bad_address; /* the access tlb_fill refused, for the fault message */
+    int64_t bad_access;
+    uint64_t cycles; /* instructions begun, counted a block at a time */
+    uint64_t fills;  /* how often tlb_fill ran (for the benchmarks) */
+} Core;
+
+static Span *find(Core *core, uint64_t address) {
+    int64_t lo = 0, hi = core->span_count - 1;
+    while (lo <= hi) {
+        int64_t mid = (lo + hi) / 2;
+        Span *span = &core->spans[mid];
+        if (address < span->base)
+            hi = mid - 1;
+        else if (address >= span->end)
+            lo = mid + 1;
+        else
+            return span;
+    }
+    return 0;
+}
+
+static void copy_page(uint8_t *to, const uint8_t *from) {
+    __builtin_memcpy(to, from, PAGE);
+}
+
+/* A core reads (WRITE: writes) PAGE of REGION. Returns whether the page may be written
+ * without coming back here. sim/cache.py's CachedRegion.access does the same in Python. */
+static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
+    uint64_t start = page * PAGE;
+    if (r->unpainted && r->unpainted[page]) {
+        r->unpainted[page] = 0;
+        if (r->stale[page])
+            __builtin_memset(r->view + start, STALE_BYTE, PAGE);
+    }
+    if (!r->filled[page]) {
+        if (r->copy_all || r->copy_fill[page])
+            copy_page(r->view + start, r->dram + start);
+        r->filled[page] = 1;
+        r->loaded[page] = 1;
+        r->stale[page] = 0;
+    }
+    if (write) {
+        if (!r->writable[page]) { /* the first write since the page was clean */
+            if (r->copy_all || r->stale[page]) /* its clean bytes are not DRAM's */
+                copy_page(r->clean + start, r->view + start);
+            r->writable[page] = 1;
+            r->written[page] = 1;
+            uint64_t pc = 0, ra = 0; /* (no core: Python's own access, no source line) */
+            if (core && uc) {
+                core->reg_read(uc, (int)core->reg_pc, &pc);
+                core->reg_read(uc, (int)core->reg_ra, &ra);
+            }
+            r->write_pc[page] = pc;
+            r->write_ra[page] = ra;
+            r->write_core[page] = core ? (int8_t)core->core : -1;
+        }
+    } else if (!(r->invalidated || r->written[page] || r->read_stale[page])) {
+        r->read_stale[page] = 1; /* Python's data, read before any invalidate */
+        if (r->on_stale_read)
+            r->on_stale_read(r->token, page);
+    }
+    return r->writable[page];
+}
+
+int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
+    core->fills++;
+    Span *span = find(core, address);
+    if (!span)
+        goto refuse;
+    entry->paddr = address & ~(uint64_t)(PAGE - 1);
+    switch (span->kind) {
+    case SPAN_REGION: {
+        if (type == UC_MEM_FETCH)
+            goto refuse;
+        uint64_t page = (address - span->base) / PAGE;
+        int writable = access(span->region, page, type == UC_MEM_WRITE, core, uc);
+        entry->perms = writable ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ;
+        return 1;
+    }
+    case SPAN_STACK:
+        if (type == UC_MEM_FETCH) /* code runs only from the image */
+            goto refuse;
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        return 1;
+    default:
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC;
+        return 1;
+    }
+refuse:
+    core->bad_address = address;
+    core->bad_access = type;
+    return 0;
+}
+
+/* Also the cache model's slow path, for Python's own reads and writes of a region
+ * (sim.memory: the arguments of kmx calls). */
+int region_access(Region *region, uint64_t page, int write, Core *core, void *uc) {
+    return access(region, page, write, core, uc);
+}
+
+void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
+    (void)uc;
+    Span *span = find(core, address);
+    if (!span)
+        return;
+    const uint8_t *code = span->host + (address - span->base);
+    uint64_t count = 0;
+    for (uint32_t offset = 0; offset < size; count++)
+        offset += (code[offset] & 3) == 3 ? 4 : 2;
+    core->cycles += count;
+}

@@ -1,0 +1,150 @@
+"""The engine's hooks in C (sim/hooks.c): built for the host once, loaded with ctypes.
+
+Unicorn calls a hook written in Python through its binding, at about a microsecond a
+call. The TLB-fill hook runs at every page a core touches first, and again whenever the
+engine's TLB forgets a page (it holds a few hundred pages at first, so a pointer chase
+over 32 MiB misses on most loads); the block hook runs at every basic block. In C they
+cost tens of nanoseconds, and the fast path runs no Python at all.
+
+The C functions read and write state that Python owns: the cache model's per-page flags
+(numpy arrays) and host memory. The Structures below mirror hooks.c's structs.
+
+The library is compiled with the `ziglang` package's clang for the host, without libc
+(memcpy and memset come from the process), into the build cache (`KMX_CACHE_DIR` or
+~/.cache/komorebi-sim), keyed by a hash of the source and the compiler.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from importlib import metadata
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("hooks.c")
+
+PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
+REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
+
+SPAN_IMAGE, SPAN_STACK, SPAN_REGION = 0, 1, 2
+SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "region": SPAN_REGION}
+
+_u8 = ctypes.POINTER(ctypes.c_uint8)
+_u64 = ctypes.POINTER(ctypes.c_uint64)
+
+
+class RegionState(ctypes.Structure):
+    _fields_ = [
+        ("view", _u8),
+        ("dram", _u8),
+        ("clean", _u8),
+        ("filled", _u8),
+        ("writable", _u8),
+        ("stale", _u8),
+        ("unpainted", _u8),
+        ("loaded", _u8),
+        ("written", _u8),
+        ("read_stale", _u8),
+        ("copy_fill", _u8),
+        ("write_pc", _u64),
+        ("write_ra", _u64),
+        ("write_core", ctypes.POINTER(ctypes.c_int8)),
+        ("on_stale_read", PAGE_EVENT),
+        ("token", ctypes.c_int64),
+        ("invalidated", ctypes.c_int32),
+        ("copy_all", ctypes.c_int32),
+    ]
+
+
+class SpanEntry(ctypes.Structure):
+    _fields_ = [
+        ("base", ctypes.c_uint64),
+        ("end", ctypes.c_uint64),
+        ("kind", ctypes.c_int64),
+        ("region", ctypes.POINTER(RegionState)),
+        ("host", _u8),
+    ]
+
+
+class CoreState(ctypes.Structure):
+    _fields_ = [
+        ("spans", ctypes.POINTER(SpanEntry)),
+        ("span_count", ctypes.c_int64),
+        ("core", ctypes.c_int64),
+        ("reg_read", REG_READ),
+        ("reg_pc", ctypes.c_int64),
+        ("reg_ra", ctypes.c_int64),
+        ("bad_address", ctypes.c_uint64),
+        ("bad_access", ctypes.c_int64),
+        ("cycles", ctypes.c_uint64),
+        ("fills", ctypes.c_uint64),
+    ]
+
+
+def pointer(array, ctype=ctypes.c_uint8):
+    """A C pointer to the first element of a numpy array (or None for None)."""
+    if array is None:
+        return None
+    return ctypes.cast(array.ctypes.data, ctypes.POINTER(ctype))
+
+
+def host_pointer(address: int) -> ctypes.POINTER(ctypes.c_uint8):
+    return ctypes.cast(address, _u8)
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("KMX_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "komorebi-sim"
+
+
+def _build() -> Path:
+    source = SOURCE.read_bytes()
+    command = [sys.executable, "-m", "ziglang", "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
+    digest = hashlib.sha256(source + " ".join(command[1:]).encode())
+    digest.update(metadata.version("ziglang").encode())
+    library = _cache_dir() / "host" / f"hooks-{digest.hexdigest()[:24]}.so"
+    if library.exists():
+        return library
+    library.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=library.parent) as scratch:
+        output = Path(scratch) / "hooks.so"
+        done = subprocess.run([*command, str(SOURCE), "-o", str(output)], capture_output=True, text=True)
+        if done.returncode != 0 or not output.exists():
+            raise RuntimeError(
+                f"building the simulator's native hooks ({SOURCE}) for the host failed:\n"
+                f"{(done.stderr + done.stdout).strip()}"
+            )
+        os.replace(output, library)
+    return library
+
+
+_library: ctypes.CDLL | None = None
+_lock = threading.Lock()
+
+
+def library() -> ctypes.CDLL:
+    """hooks.c, built (once per source and compiler) and loaded (once per process)."""
+    global _library
+    with _lock:
+        if _library is None:
+            loaded = ctypes.CDLL(str(_build()))
+            loaded.region_access.argtypes = [
+                ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_int,
+                ctypes.POINTER(CoreState), ctypes.c_void_p,
+            ]
+            loaded.region_access.restype = ctypes.c_int
+            _library = loaded
+        return _library
+
+
+def function(name: str) -> int:
+    """The address of hooks.c's function NAME, for uc_hook_add."""
+    return ctypes.cast(getattr(library(), name), ctypes.c_void_p).value
