@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
+from sim.dram import Snapshot
 from sim.layout import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
@@ -25,7 +26,7 @@ class ThreadSpec:
 
     cluster: int
     sources: tuple[Path, ...]
-    regions: tuple[tuple[str, np.ndarray | int], ...]  # arrays are private uint8 copies
+    regions: tuple[tuple[str, Snapshot | int], ...]  # an array's bytes, copied at thread()
     words: tuple[int, ...]
     cores: int
 
@@ -137,14 +138,15 @@ class Program:
         )
 
 
-def _region_content(name: str, content: Any) -> np.ndarray | int:
+def _region_content(name: str, content: Any) -> Snapshot | int:
     if isinstance(content, np.ndarray):
         if content.size == 0 or content.nbytes == 0:
             raise ValueError(f"regions[{name!r}]: the array is empty; a region has at least 1 byte")
         if content.dtype.hasobject:
             raise TypeError(f"regions[{name!r}]: an array of Python objects has no bytes to share")
-        # A private copy of the bytes, in C order: the caller's array is never touched.
-        return np.frombuffer(np.ascontiguousarray(content).tobytes(), dtype=np.uint8)
+        # A private copy of the bytes, in C order, taken now: the caller's array is never
+        # touched, and what the caller does to it later does not reach the region.
+        return Snapshot(content)
     if isinstance(content, (int, np.integer)) and not isinstance(content, bool):
         if content <= 0:
             raise ValueError(f"regions[{name!r}] must be a byte count > 0, not {content}")

@@ -54,12 +54,15 @@ an invalidate dropped its writes, or it was still dirty when the thread ended.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from sim import hooks
 from sim.layout import LINE, PAGE
+
+if TYPE_CHECKING:
+    from sim.dram import View
 
 LINES_PER_PAGE = PAGE // LINE
 WORDS_PER_LINE = LINE // 8
@@ -89,34 +92,29 @@ class CachedRegion:
     """The cache's lines of one region, over the region's page-aligned span.
 
     `view` is what the engines map; `dram` is the span's DRAM. Both are uint8 arrays of
-    the same size, a multiple of PAGE. REVERT(start, size), when given, makes the view's
-    bytes [start, start + size) show the file the view maps again (sim.dram: the view is a
-    copy-on-write mapping of DRAM); without it the model copies. OWN_PAGES: None when the
-    file the view maps is DRAM itself, so that a reverted page shows DRAM as it is now;
-    else the file is a snapshot, and OWN_PAGES flags, per page, DRAM's pages that a flush
-    made DRAM's own (sim.dram.Storage.own_pages): a fill of one copies it.
+    the same size, a multiple of PAGE. MEMORY, the sim.dram.View that holds `view`, lets
+    the model hand the view's copies back to the kernel (`forget`), show DRAM's pages
+    in the view (`share`), and know DRAM's own pages over a snapshot (`own_pages`);
+    without it the model copies.
     """
 
-    def __init__(
-        self,
-        view: np.ndarray,
-        dram: np.ndarray,
-        revert: Callable[[int, int], None] | None = None,
-        own_pages: np.ndarray | None = None,
-    ) -> None:
+    def __init__(self, view: np.ndarray, dram: np.ndarray, memory: "View | None" = None) -> None:
         if view.size != dram.size or view.size % PAGE:
             raise ValueError("view and dram must be the same whole number of pages")
         self.view = view
         self.dram = dram
         self.pages = pages = view.size // PAGE
-        self._revert = revert
+        self._memory = memory
         self._view_lines = view.view(np.uint64).reshape(-1, WORDS_PER_LINE)
         self._dram_lines = dram.view(np.uint64).reshape(-1, WORDS_PER_LINE)
         self._clean: np.ndarray | None = None
         self._filled = np.zeros(pages, np.uint8)
         self._writable = np.zeros(pages, np.uint8)
-        self._own_pages = own_pages
-        self._copy_fill = np.zeros(pages, np.uint8) if own_pages is None else own_pages
+        # copy_fill: a fill must copy the page from DRAM, because what the view shows
+        # under its copies is not DRAM's page (DRAM's own over a snapshot, or a page the
+        # view could not share).
+        own = None if memory is None else memory.own_pages
+        self._copy_fill = np.zeros(pages, np.uint8) if own is None else own
         # What happened, for the checker and the picture.
         self.stale = np.zeros(pages, np.uint8)  # strict mode: the page's lines hold STALE_BYTE
         self.loaded = np.zeros(pages, np.uint8)  # filled from DRAM at least once
@@ -144,7 +142,7 @@ class CachedRegion:
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
             on_stale_read=self._on_stale_read,
         )
-        if revert is None:
+        if memory is None:
             self.copy_all()
 
     def copy_all(self) -> None:
@@ -273,12 +271,11 @@ class CachedRegion:
             self._dram_lines[lines] = self._view_lines[lines]
 
     def _clean_again(self, start: int, end: int, stale: bool) -> None:
-        """Pages [START, END) were just written back: the view's pages equal their clean
-        bytes again. Give the kernel back the copies of those that equal DRAM."""
-        if self._own_pages is not None:  # DRAM's own pages now: a later fill copies them
-            self._own_pages[start:end] = 1
-        elif not (self.copying or stale):  # (a stale page's clean bytes are not DRAM's)
-            self._revert(start * PAGE, (end - start) * PAGE)
+        """Pages [START, END) were just written back: DRAM's pages changed. The view's
+        pages equal DRAM's (but for a stale page's stale bytes): the view shares DRAM's
+        pages where it can; where not, a later fill copies them."""
+        if self.copying or stale or not self._memory.share(start * PAGE, (end - start) * PAGE):
+            self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.dram)
 
     def invalidate(self) -> np.ndarray:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
@@ -295,8 +292,8 @@ class CachedRegion:
         self.stale[:] = 0
         self._unpainted = None
         self.state.unpainted = None
-        if self._revert is not None:  # the view's copies go back to the kernel
-            self._revert(0, self.view.size)
+        if self._memory is not None:  # the view's copies go back to the kernel
+            self._memory.forget(0, self.view.size)
 
     def _mark(self, lines: np.ndarray, state: int) -> None:
         """Raise LINES (sorted) to at least STATE; a slice when they are one run."""

@@ -88,7 +88,7 @@ class Cluster:
         share: Share,
         bank: Bank,
         image: ThreadImage,
-        regions: Sequence[tuple[str, np.ndarray | int]],
+        regions: Sequence[tuple[str, Snapshot | np.ndarray | int]],
         words: Sequence[int],
         cores: int,
         outbox: Outbox,
@@ -126,6 +126,8 @@ class Cluster:
         self.stacks = stacks
         self.regions: list[Region] = []
         for index, (name, content) in enumerate(regions):
+            if isinstance(content, np.ndarray):  # (the simulator's own callers)
+                content = Snapshot(content)
             size = content if isinstance(content, int) else content.size
             cursor = align_up(cursor, REGION_ALIGN) + (index % 16) * REGION_STAGGER
             span_size = align_up(size, PAGE)
@@ -137,8 +139,6 @@ class Cluster:
                     f"{human_bytes(free)} of it is left after the image, the stacks and the "
                     "regions before it"
                 )
-            if isinstance(content, np.ndarray):
-                content = Snapshot(content)
             storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content)
             span = self.memory.add(Span.over(storage, name, share.base + cursor))
             offset = span_size - size  # the end is the span's: the first byte past it faults

@@ -6,21 +6,28 @@ host memory, so a 4 GiB bank costs what its regions cost.
 How a span's DRAM is held, so that a big region costs its size once, not three or four
 times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
 
-- A span's DRAM is a memfd (an anonymous file in memory). Its contents are the file's
-  pages; a hole reads as zeros and costs nothing.
+- A span's DRAM is a memfd (an anonymous file in memory) and its mapping, `dram`.
 - A region made from a numpy array starts from a `Snapshot`: a memfd that Program.thread
-  wrote once and nobody writes again. A load maps it copy-on-write: its DRAM shares the
-  snapshot's pages until the thread flushes over them, so loading costs no copy, and
-  loading the same program again starts from the same bytes.
-- The cache's view of the span (what the engines map, sim.cache) is another
-  copy-on-write mapping of the same file: a line the cache filled shares DRAM's page
-  until a core writes it. (sim.cache says when this is exact and when it copies.)
+  wrote once and nobody writes again. A load maps it copy-on-write as the region's DRAM,
+  so loading costs no copy, and loading the same program again starts from the same
+  bytes. Pages the thread flushes over become DRAM's own (`own_pages`).
+- The cache's `View` of the span (what the engines map, sim.cache) shares DRAM's pages
+  where it can, and the kernel copies a page only when a core writes it:
+  - over a snapshot, the view is another copy-on-write mapping of the snapshot: a page
+    the cache fills shares the snapshot's page (unless DRAM has its own, sim.cache
+    copies that);
+  - over a region that started as zeros, the view is anonymous memory: a page of zeros
+    costs nothing until written. (A copy-on-write mapping of a file that is all holes
+    would cost two pages for each page written: the file's zero page, and the copy.)
+    When a flush makes pages of the view equal to DRAM, `View.share` maps DRAM's pages
+    there instead, and the view's copies go back to the kernel.
 - What `run.thread.read` returns after the run is one more copy-on-write mapping: a new
   array, which costs memory only where the caller writes into it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 
@@ -102,9 +109,6 @@ class Storage:
         # Per page: DRAM's own page, written over the snapshot (the cache models set it).
         self.own_pages = None if self.shared else np.zeros(size // PAGE, np.uint8)
 
-    def view(self) -> tuple[mmap.mmap, np.ndarray]:
-        """A copy-on-write mapping of the span's file: the cache's view of the span."""
-        return _map(self.file.fd, self.size, shared=False)
 
     def copy(self, start: int, size: int) -> np.ndarray:
         """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
@@ -119,6 +123,51 @@ class Storage:
         keeps them; they come back when read)."""
         if self.shared and hasattr(mmap, "MADV_DONTNEED"):
             self._buffer.madvise(mmap.MADV_DONTNEED)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_MAP_FIXED = 0x10  # Linux; the mmap module does not export it
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+class View:
+    """The cache's view of STORAGE: host memory the engines map, `array` at `address`,
+    which shows DRAM where the cache model (sim.cache) says so."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        if storage.shared:
+            self._buffer = mmap.mmap(-1, storage.size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        else:
+            self._buffer = mmap.mmap(storage.file.fd, storage.size, flags=mmap.MAP_PRIVATE,
+                                     prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        self.array = np.frombuffer(self._buffer, dtype=np.uint8)
+        self.address = ctypes.addressof(ctypes.c_char.from_buffer(self._buffer))
+        self.own_pages = storage.own_pages
+
+    def forget(self, start: int, size: int) -> None:
+        """Drop the view's copies of bytes [START, START + SIZE): they show what is under
+        them again, zeros or the file's pages."""
+        self._buffer.madvise(mmap.MADV_DONTNEED, start, size)
+
+    def share(self, start: int, size: int) -> bool:
+        """Bytes [START, START + SIZE) of the view equal DRAM's: show DRAM's own pages
+        there (copy-on-write) and drop the view's copies. False when that cannot be done:
+        DRAM over a snapshot has pages of its own that no mapping of a file shows, and
+        the kernel can refuse more mappings."""
+        if not self.storage.shared:
+            return False
+        got = _libc.mmap(self.address + start, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                         mmap.MAP_PRIVATE | _MAP_FIXED, self.storage.file.fd, start)
+        if got in (None, _MAP_FAILED):
+            return False
+        return True
+
+    def release(self) -> None:
+        """Nothing will run again: give every page of the view back."""
+        self.forget(0, self.storage.size)
 
 
 class Bank:

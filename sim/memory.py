@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.cache import CachedRegion
-from sim.dram import Storage
+from sim.dram import Storage, View
 from sim.layout import PAGE, count_bytes
 
 
@@ -35,7 +35,8 @@ class MemoryAccessError(Exception):
 
 def host_buffer(size: int) -> tuple[mmap.mmap, np.ndarray, int]:
     """Zeroed, page-aligned host memory: the mmap, a uint8 view of it, its address."""
-    buffer = mmap.mmap(-1, size)
+    # Private: MADV_DONTNEED gives the pages back (shared anonymous memory would keep them).
+    buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     array = np.frombuffer(buffer, dtype=np.uint8)
     address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
     return buffer, array, address
@@ -53,6 +54,7 @@ class Span:
     host_address: int = field(repr=False)
     region: CachedRegion | None = field(default=None, repr=False)
     buffer: mmap.mmap | None = field(default=None, repr=False)
+    view: View | None = field(default=None, repr=False)  # a region's: the cache's view
     owner: int | None = None  # another cluster's number, for its region in bank D7
 
     @property
@@ -68,22 +70,18 @@ class Span:
 
     def release(self) -> None:
         """Give the host memory back; the mapping stays, reading zeros."""
-        if self.buffer is not None and hasattr(mmap, "MADV_DONTNEED"):
+        if self.view is not None:
+            self.view.release()
+        elif self.buffer is not None and hasattr(mmap, "MADV_DONTNEED"):
             self.buffer.madvise(mmap.MADV_DONTNEED)
-
-    def revert(self, start: int, size: int) -> None:
-        """Bytes [START, START + SIZE) of a copy-on-write span show its file again (their
-        private copies go back to the kernel)."""
-        self.buffer.madvise(mmap.MADV_DONTNEED, start, size)
 
     @classmethod
     def over(cls, storage: Storage, name: str, base: int) -> "Span":
-        """A region's span: the cache's view of STORAGE (a copy-on-write mapping of its
-        DRAM), with the cache model's lines over it."""
-        buffer, array = storage.view()
-        address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
-        span = cls(name, "region", base, storage.size, array, address, buffer=buffer)
-        span.region = CachedRegion(array, storage.dram, span.revert, storage.own_pages)
+        """A region's span: the cache's view of STORAGE (sim.dram.View), with the cache
+        model's lines over it."""
+        view = View(storage)
+        span = cls(name, "region", base, storage.size, view.array, view.address, view=view)
+        span.region = CachedRegion(view.array, storage.dram, view)
         return span
 
     @classmethod

@@ -11,15 +11,13 @@ line's own bytes leaves it clean), said the simplest way.
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from sim.cache import STALE_BYTE, STALE_WORD, CachedRegion
-from sim.dram import Snapshot, Storage
+from sim.dram import Snapshot, Storage, View
 from sim.layout import LINE, PAGE
 
 PAGES = 3
@@ -118,16 +116,13 @@ class CacheMachine(RuleBasedStateMachine):
         else:  # the view is a copy-on-write mapping of DRAM (sim.dram), as in a run
             if hold == "snapshot":  # DRAM starts as a snapshot of an array
                 self.storage = Storage(SIZE, Snapshot(dram))
-            else:  # DRAM is the file the view maps
+            else:  # a region that starts as zeros: DRAM is a file of its own
+                dram[:] = 0
                 self.storage = Storage(SIZE)
-                self.storage.dram[:] = dram
-            buffer, self.view = self.storage.view()
-
-            def revert(start, size):
-                buffer.madvise(mmap.MADV_DONTNEED, start, size)
-
+            view = View(self.storage)
+            self.view = view.array
             self.dram = self.storage.dram
-            self.model = CachedRegion(self.view, self.dram, revert, self.storage.own_pages)
+            self.model = CachedRegion(self.view, self.dram, view)
         self.stale_reads: list[int] = []
         self.model.on_stale_read = self.stale_reads.append
         if strict:
