@@ -72,6 +72,11 @@ ILLEGAL_HELP = (
 
 READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
 
+# The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
+# more than 70% of it was used since the last (sim/hooks.c, maybe_grow).
+TLB_FIRST_ENTRIES = 1 << 8
+TLB_MAX_ENTRIES = 1 << 22
+
 
 
 
@@ -108,6 +113,9 @@ class Core:
             reg_ra=UC_RISCV_REG_RA,
         )
         self._span_table()
+        self.native.emu_stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
+        self._tlb_entries = TLB_FIRST_ENTRIES
+        self._grow_at = 2 * TLB_FIRST_ENTRIES
         self._add_native_hook(UC_HOOK_TLB_FILL, "tlb_fill")
         if cluster.image.uses_cycles:  # before the first run: later hooks may not fire
             self._add_native_hook(UC_HOOK_BLOCK, "count_block")
@@ -165,20 +173,39 @@ class Core:
         (0: no limit). A fault raises CoreFault."""
         self._stopped_by_call = False
         self.native.bad_access = 0
+        # A turn of exact length cannot stop early and go on (the engine counts for it).
+        self.native.grow_at = self._grow_at if count == 0 else 0
         cycles = self.cycles
-        try:
-            self.uc.emu_start(self.pc, self._halt, count=count)
-        except CoreFault:
-            self.state = FAULTED
-            raise
-        except UcError as error:
-            self.state = FAULTED
-            raise self._fault_from(error) from None
-        self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+        while True:
+            try:
+                self.uc.emu_start(self.pc, self._halt, count=count)
+            except CoreFault:
+                self.state = FAULTED
+                raise
+            except UcError as error:
+                self.state = FAULTED
+                raise self._fault_from(error) from None
+            self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+            if not self._grew_tlb():
+                break
         if count and not self._stopped_by_call and not self._interrupted:
             # The turn ran its whole quantum, which may have ended inside a basic block
             # that the block hook counted whole: the count is exact.
             self.cycles = cycles + count
+
+    def _grew_tlb(self) -> bool:
+        """The fill hook stopped the run to let the engine's TLB grow (sim/hooks.c): flush
+        it, which doubles it while it is mostly in use, and say whether to go on."""
+        if not self.native.grow:
+            return False
+        self.native.grow = 0
+        if self._stopped_by_call or self._interrupted or self.state != READY:
+            return False  # the run would have ended here anyway
+        self.flush_tlb()
+        self._tlb_entries *= 2
+        self._grow_at = self.native.fills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
+        self.native.grow_at = self._grow_at
+        return True
 
     def interrupt(self) -> None:
         """Stop the engine (from any thread)."""

@@ -38,6 +38,7 @@ typedef struct {
 
 typedef int (*reg_read_fn)(void *uc, int regid, void *value);
 typedef void (*page_event_fn)(int64_t token, uint64_t page);
+typedef int (*emu_stop_fn)(void *uc);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
 
@@ -80,7 +81,10 @@ typedef struct {
     uint64_t bad_address; /* the access tlb_fill refused, for the fault message */
     int64_t bad_access;
     uint64_t cycles; /* instructions begun, counted a block at a time */
-    uint64_t fills;  /* how often tlb_fill ran (for the benchmarks) */
+    uint64_t fills;  /* how often tlb_fill ran */
+    uint64_t grow_at; /* stop the run when fills reaches it (0: never): see tlb_fill */
+    int64_t grow;     /* the run stopped so that the TLB can grow */
+    emu_stop_fn emu_stop;
 } Core;
 
 static Span *find(Core *core, uint64_t address) {
@@ -141,8 +145,22 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
     return r->writable[page];
 }
 
+/* The engine's TLB starts with 256 entries, direct-mapped, and QEMU grows it only when
+ * it is flushed while most of its entries are in use. A thread that ranges over more pages
+ * than that (a pointer chase over 32 MiB touches 8192) would miss on most accesses and
+ * come here each time, for ever. So after many fills the run stops (sim/core.py flushes
+ * the TLB and goes on): each such flush doubles the TLB, until it holds what the thread
+ * uses and the fills stop. Stopping here ends the run after the current instruction. */
+static void maybe_grow(Core *core, void *uc) {
+    if (core->grow_at && core->fills >= core->grow_at && !core->grow) {
+        core->grow = 1;
+        core->emu_stop(uc);
+    }
+}
+
 int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
     core->fills++;
+    maybe_grow(core, uc);
     Span *span = find(core, address);
     if (!span)
         goto refuse;

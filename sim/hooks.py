@@ -83,6 +83,9 @@ class CoreState(ctypes.Structure):
         ("bad_access", ctypes.c_int64),
         ("cycles", ctypes.c_uint64),
         ("fills", ctypes.c_uint64),
+        ("grow_at", ctypes.c_uint64),
+        ("grow", ctypes.c_int64),
+        ("emu_stop", ctypes.c_void_p),
     ]
 
 
