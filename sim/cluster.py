@@ -148,6 +148,7 @@ class Cluster:
             self.regions.append(Region(name, index, span, offset, size, storage))
             self.checker.watch(self.regions[-1])
             cursor += span_size + GUARD_BYTES
+        self.core_count = cores
         self.cores = [
             Core(self, n, share.base + image.entry, share.base + image.halt, stacks[n].end)
             for n in range(cores)

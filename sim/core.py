@@ -117,7 +117,10 @@ class Core:
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
         self._add_native_hook(UC_HOOK_TLB_FILL, "tlb_fill")
-        if cluster.image.uses_cycles:  # before the first run: later hooks may not fire
+        # The block hook counts cycles and ends turns of exact length (several cores);
+        # added before the first run, as later hooks may not fire.
+        self._counts = cluster.image.uses_cycles or cluster.core_count > 1
+        if self._counts:
             self._add_native_hook(UC_HOOK_BLOCK, "count_block")
         uc.hook_add(UC_HOOK_INTR, self._exception)
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
@@ -171,27 +174,52 @@ class Core:
     def run(self, count: int = 0) -> None:
         """Run until the core exits, blocks, is interrupted or has run COUNT instructions
         (0: no limit). A fault raises CoreFault."""
+        if count and not self._counts:
+            raise ValueError("a turn of exact length needs the block hook (a core of several)")
         self._stopped_by_call = False
-        self.native.bad_access = 0
-        # A turn of exact length cannot stop early and go on (the engine counts for it).
-        self.native.grow_at = self._grow_at if count == 0 else 0
-        cycles = self.cycles
-        while True:
-            try:
-                self.uc.emu_start(self.pc, self._halt, count=count)
-            except CoreFault:
-                self.state = FAULTED
-                raise
-            except UcError as error:
-                self.state = FAULTED
-                raise self._fault_from(error) from None
-            self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
-            if not self._grew_tlb():
-                break
-        if count and not self._stopped_by_call and not self._interrupted:
-            # The turn ran its whole quantum, which may have ended inside a basic block
-            # that the block hook counted whole: the count is exact.
-            self.cycles = cycles + count
+        native = self.native
+        native.bad_access = 0
+        native.budget_on, native.remaining, native.partial = int(count > 0), count, 0
+        native.grow_at = self._grow_at
+        try:
+            while True:
+                self.uc.emu_start(self.pc, self._halt)
+                self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+                if not self._grew_tlb():
+                    break
+            if native.partial:  # the turn ends inside the next block
+                native.partial = 0
+                self._run_partial_block(native.remaining)
+        except CoreFault:
+            self.state = FAULTED
+            raise
+        except UcError as error:
+            self.state = FAULTED
+            raise self._fault_from(error) from None
+        finally:
+            native.budget_on = 0
+
+    def _run_partial_block(self, left: int) -> None:
+        """Run the first LEFT instructions of the block at pc, which the block hook
+        stopped before (sim/hooks.c, count_block): up to an `until` address. The engine
+        stops at `until` only in blocks it translates with it in mind, so the block's
+        translation is dropped before, and the short one after."""
+        if left == 0:
+            return
+        start, size = self.native.block_address, self.native.block_size
+        code = self._memory.peek(start, size)
+        offset = 0
+        for _ in range(left):
+            offset += decode.length(code[offset] | code[offset + 1] << 8)
+        self.native.budget_on = 0
+        self.native.grow_at = 0
+        self.uc.ctl_remove_cache(start, start + size)
+        try:
+            self.uc.emu_start(start, start + offset)
+        finally:
+            self.uc.ctl_remove_cache(start, start + size)
+            self.native.grow_at = self._grow_at
+        self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
 
     def _grew_tlb(self) -> bool:
         """The fill hook stopped the run to let the engine's TLB grow (sim/hooks.c): flush

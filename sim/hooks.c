@@ -85,6 +85,11 @@ typedef struct {
     uint64_t grow_at; /* stop the run when fills reaches it (0: never): see tlb_fill */
     int64_t grow;     /* the run stopped so that the TLB can grow */
     emu_stop_fn emu_stop;
+    int64_t budget_on;      /* the turn has an exact length: see count_block */
+    uint64_t remaining;     /* instructions left in the turn */
+    int64_t partial;        /* the run stopped before a block that would overrun the turn */
+    uint64_t block_address; /* that block */
+    uint64_t block_size;
 } Core;
 
 static Span *find(Core *core, uint64_t address) {
@@ -195,8 +200,14 @@ int region_access(Region *region, uint64_t page, int write, Core *core, void *uc
     return access(region, page, write, core, uc);
 }
 
+/* The cycle model and the turns' lengths, a basic block at a time: the engine calls this
+ * at the start of each block, before it runs. Each instruction is one cycle. A turn of
+ * exact length (several cores ready, sim/schedule.py) takes whole blocks while they fit;
+ * at the first that would overrun it, the run stops before the block (the engine runs no
+ * block whose hook asked it to stop), and sim/core.py runs the few instructions left up
+ * to an `until` address. Unicorn's own instruction count (emu_start's count) would call
+ * a hook at every instruction instead. */
 void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
-    (void)uc;
     Span *span = find(core, address);
     if (!span)
         return;
@@ -204,5 +215,15 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
     uint64_t count = 0;
     for (uint32_t offset = 0; offset < size; count++)
         offset += (code[offset] & 3) == 3 ? 4 : 2;
+    if (core->budget_on) {
+        if (count > core->remaining) {
+            core->partial = 1;
+            core->block_address = address;
+            core->block_size = size;
+            core->emu_stop(uc);
+            return;
+        }
+        core->remaining -= count;
+    }
     core->cycles += count;
 }

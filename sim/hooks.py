@@ -86,6 +86,11 @@ class CoreState(ctypes.Structure):
         ("grow_at", ctypes.c_uint64),
         ("grow", ctypes.c_int64),
         ("emu_stop", ctypes.c_void_p),
+        ("budget_on", ctypes.c_int64),
+        ("remaining", ctypes.c_uint64),
+        ("partial", ctypes.c_int64),
+        ("block_address", ctypes.c_uint64),
+        ("block_size", ctypes.c_uint64),
     ]
 
 
