@@ -227,3 +227,13 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
     }
     core->cycles += count;
 }
+
+/* The sizes of the structs, for sim/hooks.py to check its mirrors against. */
+uint64_t struct_size(int which) {
+    switch (which) {
+    case 0: return sizeof(Region);
+    case 1: return sizeof(Span);
+    case 2: return sizeof(Core);
+    default: return 0;
+    }
+}

@@ -31,6 +31,10 @@ SOURCE = Path(__file__).with_name("hooks.c")
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
 
+# hooks.c's copies of unicorn.h's constants
+MEM_READ, MEM_WRITE, MEM_FETCH = 16, 17, 18
+PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
+
 SPAN_IMAGE, SPAN_STACK, SPAN_REGION = 0, 1, 2
 SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "region": SPAN_REGION}
 
@@ -149,6 +153,11 @@ def library() -> ctypes.CDLL:
                 ctypes.POINTER(CoreState), ctypes.c_void_p,
             ]
             loaded.region_access.restype = ctypes.c_int
+            loaded.struct_size.restype = ctypes.c_uint64
+            for which, mirror in enumerate((RegionState, SpanEntry, CoreState)):
+                size = loaded.struct_size(which)
+                if size != ctypes.sizeof(mirror):  # hooks.c and this file disagree
+                    raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in hooks.c")
             _library = loaded
         return _library
 

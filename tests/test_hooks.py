@@ -1,0 +1,123 @@
+"""The engine's hooks in C (sim/hooks.c): that they agree with their Python mirrors, that a
+turn of exact length runs exactly that many instructions (checked against Unicorn's own
+instruction count), and that the engine's TLB grows so that a thread ranging over many
+pages stops coming back to the fill hook."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from unicorn import unicorn_const as ucc
+from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_X0
+
+import komorebi as km
+from komorebi._build import build_thread
+from sim import hooks
+from sim.card import Card
+from sim.loader import load_image
+
+# A loop of branches, compressed and full-size instructions, loads and stores: blocks of
+# many lengths, so that turn ends land everywhere inside them.
+MIXED = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    volatile uint32_t* r = (volatile uint32_t*)kmx_region(0, &bytes);
+    uint64_t x = 88172645463325252ull + (uint64_t)core;
+    for (uint32_t i = 0; i < 200000; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        if (x & 1) r[x % 64] += (uint32_t)i;
+        else if (x & 2) r[(x >> 8) % 64] ^= (uint32_t)x;
+        else { for (int k = 0; k < (int)(x % 5); k++) r[k] += 1; }
+    }
+    return (int)(x & 0xff);
+}
+"""
+
+
+def test_the_structs_and_constants_agree_with_hooks_c():
+    library = hooks.library()  # checks every struct's size against hooks.c's
+    assert ctypes.sizeof(hooks.CoreState) == library.struct_size(2)
+    assert (hooks.MEM_READ, hooks.MEM_WRITE, hooks.MEM_FETCH) == (
+        ucc.UC_MEM_READ, ucc.UC_MEM_WRITE, ucc.UC_MEM_FETCH)
+    assert (hooks.PROT_READ, hooks.PROT_WRITE, hooks.PROT_EXEC) == (
+        ucc.UC_PROT_READ, ucc.UC_PROT_WRITE, ucc.UC_PROT_EXEC)
+
+
+@pytest.fixture(scope="module")
+def mixed_image(tmp_path_factory):
+    source = tmp_path_factory.mktemp("mixed") / "mixed.c"
+    source.write_text(MIXED)
+    return load_image(build_thread([source]))
+
+
+def _core(image):
+    card = Card()
+    cluster = card.place_thread(1, image, [("r", 256)], [], 2)  # two cores: the block hook is on
+    return card, cluster.cores[0]
+
+
+def _registers(core) -> list[int]:
+    return [core.uc.reg_read(UC_RISCV_REG_X0 + n) for n in range(32)] + [core.uc.reg_read(UC_RISCV_REG_PC)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(turns=st.lists(st.integers(1, 3000), min_size=1, max_size=6))
+def test_a_turn_runs_exactly_its_count_as_unicorns_own_count_does(mixed_image, turns):
+    ours_card, ours = _core(mixed_image)
+    oracle_card, oracle = _core(mixed_image)
+    try:
+        for count in turns:
+            ours.run(count)
+            # Unicorn's count: a hook at every instruction, the reference.
+            oracle.uc.emu_start(oracle.pc, oracle._halt, count=count)
+            oracle.pc = oracle.uc.reg_read(UC_RISCV_REG_PC)
+            assert _registers(ours) == _registers(oracle)
+        assert ours.cycles == sum(turns)
+    finally:
+        ours_card.stop()
+        oracle_card.stop()
+
+
+CHASE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    uint64_t bytes;
+    uint32_t* next = (uint32_t*)kmx_region(0, &bytes);
+    uint64_t n = bytes / 4, p = 0;
+    kmx_invalidate(0);
+    for (uint64_t s = 0; s < 400000; s++) p = next[p];
+    uint32_t out[1] = {(uint32_t)p};
+    kmx_result(0, out, 1);
+    return 0;
+}
+"""
+
+
+def test_the_tlb_grows_so_a_pointer_chase_stops_refilling(tmp_path, kernels):
+    """400,000 random loads over 2,048 pages: with the engine's first TLB (256 entries)
+    nearly every load would come through the fill hook."""
+    source = tmp_path / "chase.c"
+    source.write_text(CHASE)
+    count = (8 << 20) // 4
+    order = np.random.default_rng(7).permutation(count).astype(np.uint32)
+    chain = np.empty(count, np.uint32)
+    chain[order] = np.roll(order, -1)  # one cycle through every element
+    program = km.Program("chase", kernels=kernels)
+    program.thread(cluster=0, sources=[source], regions={"next": chain})
+    with km.Session() as session:
+        run = session.load(program)
+        core = run.threads[0]._cluster.cores[0]
+        words = run.thread_result(timeout=120).words
+        fills = core.native.fills
+        run.stop()
+    p = 0
+    for _ in range(400000 % count):
+        p = chain[p]
+    assert words[0] == p
+    assert fills < 400000 // 10, f"{fills} fills for 400,000 loads"
