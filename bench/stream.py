@@ -18,53 +18,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import struct
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from unicorn import (
-    UC_ARCH_RISCV,
-    UC_HOOK_BLOCK,
-    UC_HOOK_INTR,
-    UC_HOOK_TLB_FILL,
-    UC_MODE_RISCV64,
-    UC_PROT_ALL,
-    UC_PROT_READ,
-    UC_PROT_WRITE,
-    UC_TLB_VIRTUAL,
-    Uc,
-)
-from unicorn.riscv_const import (
-    UC_RISCV_REG_A0,
-    UC_RISCV_REG_A1,
-    UC_RISCV_REG_A2,
-    UC_RISCV_REG_A7,
-    UC_RISCV_REG_MSTATUS,
-    UC_RISCV_REG_SP,
-)
+from unicorn import UC_HOOK_BLOCK
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._bare import BareRun, Layout, layout_of  # noqa: E402
 from komorebi._build import build_thread  # noqa: E402
 from sim.card import Card  # noqa: E402
 from sim.loader import ThreadImage, load_image  # noqa: E402
-from sim.memory import host_buffer  # noqa: E402
-from sim.traps import Call  # noqa: E402
 
 TRIPLE = ROOT / "tutorial" / "35_sharing_memory" / "thread" / "triple.c"
 
 
-def simulator_run(image: ThreadImage, numbers: np.ndarray) -> tuple[float, dict]:
+def simulator_run(image: ThreadImage, numbers: np.ndarray) -> tuple[float, Layout]:
     card = Card()
     cluster = card.place_thread(1, image, [("numbers", numbers.view(np.uint8)), ("tripled", numbers.nbytes)], [], 1)
-    layout = {
-        "image": (cluster.image_base, image.size),
-        "stack": (cluster.stacks[0].base, cluster.stacks[0].size),
-        "regions": [(r.address, r.size, r.span.base, r.span.size) for r in cluster.regions],
-    }
+    layout = layout_of(cluster)
     start = time.perf_counter()
     card.start()
     item = cluster.outbox.take(None)
@@ -78,75 +53,13 @@ def simulator_run(image: ThreadImage, numbers: np.ndarray) -> tuple[float, dict]
     return elapsed, layout
 
 
-class BareRun:
-    """The same ELF on a plain Unicorn engine: memory mapped once, no TLB hook, and an
-    ecall hook that answers just what the lesson's thread asks."""
-
-    def __init__(
-        self, image: ThreadImage, numbers: np.ndarray, layout: dict, *, host_memory: bool, virtual_tlb: bool = False
-    ) -> None:
-        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
-        self._buffers = []
-
-        def mem_map(address: int, size: int, perms: int) -> None:
-            if host_memory:  # memory the host maps, as the simulator's spans are
-                buffer, _, pointer = host_buffer(size)
-                self._buffers.append(buffer)
-                uc.mem_map_ptr(address, size, perms, pointer)
-            else:  # memory Unicorn allocates itself
-                uc.mem_map(address, size, perms)
-
-        if virtual_tlb:  # the engine's TLB filled by an identity hook: one Python call a page
-            uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
-            uc.hook_add(UC_HOOK_TLB_FILL, self._identity)
-        base, size = layout["image"]
-        mem_map(base, size, UC_PROT_ALL)
-        memory = bytearray(size)
-        image.place(np.frombuffer(memory, dtype=np.uint8), base)
-        uc.mem_write(base, bytes(memory))
-        stack, stack_size = layout["stack"]
-        self.data_start = stack  # code below, data (never run) from here on
-        mem_map(stack, stack_size, UC_PROT_READ | UC_PROT_WRITE)
-        self.regions = []
-        for address, region_size, span, span_size in layout["regions"]:
-            mem_map(span, span_size, UC_PROT_READ | UC_PROT_WRITE)
-            self.regions.append((address, region_size))
-        uc.mem_write(self.regions[0][0], numbers.tobytes())
-        uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | 0x6000)
-        uc.reg_write(UC_RISCV_REG_SP, stack + stack_size)
-        uc.reg_write(UC_RISCV_REG_A0, 0)
-        uc.hook_add(UC_HOOK_INTR, self._ecall)
-        self.uc, self.entry, self.halt = uc, base + image.entry, base + image.halt
-        self.words = None
-
-    def _identity(self, uc, address, access, entry, _data) -> bool:
-        entry.paddr = address
-        entry.perms = UC_PROT_ALL if address < self.data_start else UC_PROT_READ | UC_PROT_WRITE
-        return True
-
-    def _ecall(self, uc, number, _data) -> None:
-        call, a0, a1, a2 = (uc.reg_read(r) for r in (UC_RISCV_REG_A7, UC_RISCV_REG_A0, UC_RISCV_REG_A1, UC_RISCV_REG_A2))
-        if call == Call.REGION:
-            address, size = self.regions[a0] if a0 < len(self.regions) else (0, 0)
-            uc.mem_write(a1, struct.pack("<Q", size))
-            uc.reg_write(UC_RISCV_REG_A0, address)
-        elif call == Call.RESULT:
-            self.words = struct.unpack(f"<{a2}I", uc.mem_read(a1, 4 * a2))
-        elif call == Call.EXIT:
-            self.code = a0
-
-    def run(self) -> float:
-        start = time.perf_counter()
-        self.uc.emu_start(self.entry, self.halt)
-        return time.perf_counter() - start
-
-    def tripled(self) -> np.ndarray:
-        address, size = self.regions[1]
-        return np.frombuffer(bytes(self.uc.mem_read(address, size)), dtype=np.uint32)
+def bare_run(image: ThreadImage, numbers: np.ndarray, layout: Layout, **variant) -> BareRun:
+    """The same ELF on a plain Unicorn engine (bench/_bare.py), the input in region 0."""
+    return BareRun(image, layout, contents={0: numbers.tobytes()}, **variant)
 
 
-def count_instructions(image: ThreadImage, numbers: np.ndarray, layout: dict) -> int:
-    bare = BareRun(image, numbers, layout, host_memory=True)
+def count_instructions(image: ThreadImage, numbers: np.ndarray, layout: Layout) -> int:
+    bare = bare_run(image, numbers, layout, memory="ptr")
     per_block: dict[tuple[int, int], int] = {}
     executed = [0]
 
@@ -164,6 +77,7 @@ def count_instructions(image: ThreadImage, numbers: np.ndarray, layout: dict) ->
 
     bare.uc.hook_add(UC_HOOK_BLOCK, block)
     bare.run()
+    bare.close()
     return executed[0]
 
 
@@ -176,19 +90,20 @@ def main() -> None:
     image = load_image(build_thread([TRIPLE]))
     _, layout = simulator_run(image, numbers)  # warm-up, and the addresses to reuse
     instructions = count_instructions(image, numbers, layout)
-    setups = {  # name: (host_memory, virtual_tlb)
-        "bare Unicorn, mem_map": (False, False),
-        "bare Unicorn, mem_map_ptr": (True, False),
-        "bare Unicorn, identity TLB hook": (True, True),
+    setups = {  # name: the variant (bench/_bare.py)
+        "bare Unicorn, mem_map": {"memory": "map"},
+        "bare Unicorn, mem_map_ptr": {"memory": "ptr"},
+        "bare Unicorn, identity TLB hook": {"memory": "ptr", "tlb": "identity hook"},
     }
     sim_times, times = [], {name: [] for name in setups}
     for _ in range(args.repeat):
         sim_times.append(simulator_run(image, numbers)[0])
-        for name, (host_memory, virtual_tlb) in setups.items():
-            bare = BareRun(image, numbers, layout, host_memory=host_memory, virtual_tlb=virtual_tlb)
+        for name, variant in setups.items():
+            bare = bare_run(image, numbers, layout, **variant)
             times[name].append(bare.run())
-            if not (bare.tripled() == 3 * numbers).all():
+            if not (np.frombuffer(bare.read(1), dtype=np.uint32) == 3 * numbers).all():
                 raise SystemExit("the bare run computed wrong numbers")
+            bare.close()
     sim = min(sim_times)
     best = {name: min(t) for name, t in times.items()}
     # "bare": the fastest setup with no hook but the ecall one

@@ -1,0 +1,338 @@
+"""Four kernels three ways: through the simulator, on bare Unicorn, and on qemu-riscv64.
+
+Kernels (bench/kernels/, one C file each, the kernel a `noinline` function):
+
+- stream: lesson 35's loop, tripled[i] = 3 * numbers[i], over 64 MiB of uint32 into
+  64 MiB (in the simulator build the invalidate of the input and the flush of the output
+  are part of the timed kernel);
+- alu: a xorshift loop in registers, 12,000,000 iterations (about 100M instructions);
+- chase: 8M dependent loads along one random cycle through a 32 MiB array of uint32
+  indices (Sattolo's shuffle, fixed LCG seed, made by the same C code in every build,
+  outside the timed part);
+- matmul: C = A * B, 256 x 256 float32, the naive triple loop (inputs made in C, outside
+  the timed part; in the simulator build the flush of C is timed).
+
+Setups:
+
+- sim: a komorebi thread (bench/kernels/sim_timed.c) through the public API, every datum
+  in a region, so through the cache model (and the checker). The thread calls kmx_submit
+  right before the timed part and right after; Python timestamps (perf_counter) the
+  arrival of the two results from run.thread_result(): kernel time = the difference.
+- bare: the same ELF at the same addresses on a plain Unicorn engine (bench/_bare.py):
+  `mem_map`, no hook but the ecall one, timed between the two submit ecalls inside that
+  hook. Four variants are tried (the engine's default TLB or UC_TLB_VIRTUAL with no fill
+  hook, stack and regions mapped with or without execute, and one whose ecall hook drops
+  the engine's TLB at kmx_invalidate and kmx_flush as the simulator does, which lets the
+  engine's TLB grow as the simulator's does: see bench/_bare.py); each kernel's figure is
+  its fastest variant, named in the table.
+- qemu: a static riscv64-linux-musl program (bench/kernels/linux_main.c, the same kernel
+  files) under qemu-riscv64, data in malloc'd memory, timed by clock_gettime around the
+  kernel. When qemu-riscv64 is absent the column is skipped (apt-get install qemu-user).
+
+Both builds compile the kernel files with komorebi/_build.py's compiler (ziglang's clang)
+and code-generation flags (-O2, -mcpu=baseline_rv64, ...), so each kernel function is the
+same machine code in both; the script checks this, byte for byte. Instructions are counted
+once per kernel, in the simulator, by a build that calls kmx_cycles (exact: one cycle an
+instruction) around the timed part (bench/kernels/sim_counted.c), and that one count
+gives the MIPS of all three setups. It includes the sim build's invalidate and flush calls
+(a few dozen instructions of ecalls), which the QEMU build does not make.
+
+Times are best of --repeat runs (default 3), interleaved. Each setup's checksum must agree
+with the others, or the script exits with status 1. Targets (issue 6): sim / bare <= 1.15
+and sim / qemu <= 3 on every kernel. The last line printed is one JSON object.
+
+    python bench/vs_qemu.py [--repeat 3] [--quick] [--kernels stream,alu,chase,matmul]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from elftools.elf.elffile import ELFFile
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import komorebi as km  # noqa: E402
+from bench._bare import BareRun, Layout, place  # noqa: E402
+from komorebi._build import FLAGS, ZIG_TARGET, build_thread  # noqa: E402
+from sim.loader import ThreadImage, load_image  # noqa: E402
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+TENSIX = KERNELS / "tensix"  # the program's (empty) folder of Tensix kernels
+KERNEL_SOURCES = [KERNELS / name for name in ("stream.c", "alu.c", "chase.c", "matmul.c", "common.c")]
+SIM_TIMED = [KERNELS / "sim_timed.c", *KERNEL_SOURCES]
+SIM_COUNTED = [KERNELS / "sim_counted.c", *KERNEL_SOURCES]
+LINUX_MAIN = KERNELS / "linux_main.c"
+TIMEOUT = 600.0  # seconds for any one result
+
+BARE_VARIANTS = {  # name: bench/_bare.py's keywords; every one with mem_map
+    "cpu TLB": {"tlb": "cpu"},
+    "cpu TLB, data exec": {"tlb": "cpu", "exec_data": True},
+    "virtual TLB": {"tlb": "virtual"},
+    "virtual TLB, data exec": {"tlb": "virtual", "exec_data": True},
+    "virtual TLB, TLB flushes": {"tlb": "virtual", "flush_tlb": True},
+}
+TARGET_BARE, TARGET_QEMU = 1.15, 3.0
+
+
+@dataclass
+class Kernel:
+    """One kernel at one size: how each setup is told to run it."""
+
+    name: str
+    number: int  # word 0 of the komorebi thread (kernels.h)
+    size: int  # word 1 of the thread; the Linux program's SIZE (or steps, below)
+    regions: dict[str, np.ndarray | int] = field(default_factory=dict)
+    linux_args: list[int] = field(default_factory=list)
+
+    @property
+    def words(self) -> list[int]:
+        return [self.number, self.size]
+
+    def contents(self) -> dict[int, bytes]:
+        """Python's region contents, for the bare run: region index -> bytes."""
+        return {i: c.tobytes() for i, c in enumerate(self.regions.values()) if not isinstance(c, int)}
+
+    def region_sizes(self) -> list[int]:
+        return [c if isinstance(c, int) else c.nbytes for c in self.regions.values()]
+
+
+def kernels(quick: bool) -> list[Kernel]:
+    stream_count = (1 if quick else 64) * 2**20 // 4
+    iterations = 1_000_000 if quick else 12_000_000
+    chase_count, steps = ((1 if quick else 32) * 2**20 // 4), (200_000 if quick else 8_000_000)
+    n = 64 if quick else 256
+    matrix = 4 * n * n
+    return [
+        Kernel("stream", 0, stream_count,
+               {"numbers": np.arange(stream_count, dtype=np.uint32), "tripled": 4 * stream_count}, [stream_count]),
+        Kernel("alu", 1, iterations, {}, [iterations]),
+        Kernel("chase", 2, steps, {"next": 4 * chase_count}, [chase_count, steps]),
+        Kernel("matmul", 3, n, {"a": matrix, "b": matrix, "c": matrix}, [n]),
+    ]
+
+
+# -- building ----------------------------------------------------------------------------
+
+
+def zig(*args: str | Path) -> None:
+    command = [sys.executable, "-m", "ziglang", "cc", *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"compile failed: {' '.join(command)}\n{done.stderr}{done.stdout}")
+
+
+def build_linux(folder: Path) -> Path:
+    """The static riscv64 Linux program: the kernel files with the simulator build's
+    code-generation flags (its -O level, -mcpu, -mcmodel, ...; not its linker flags),
+    the driver with plain ones."""
+    mcpu = [flag for flag in ZIG_TARGET if flag.startswith("-mcpu")]
+    codegen = [flag for flag in FLAGS if not flag.startswith("-Wl,")]
+    optimise = [flag for flag in FLAGS if flag.startswith("-O")]
+    target = ["-target", "riscv64-linux-musl", *mcpu]
+    objects = []
+    for source in KERNEL_SOURCES:
+        objects.append(folder / (source.stem + ".o"))
+        zig(*target, *codegen, "-c", source, "-o", objects[-1])
+    elf = folder / "vs_qemu.elf"
+    zig(*target, *optimise, "-static", LINUX_MAIN, *objects, "-o", elf)
+    return elf
+
+
+def function_code(elf: Path, name: str) -> bytes:
+    """The machine code of function NAME in ELF."""
+    with open(elf, "rb") as f:
+        e = ELFFile(f)
+        symbol = e.get_section_by_name(".symtab").get_symbol_by_name(name)[0]
+        address, size = symbol["st_value"], symbol["st_size"]
+        for segment in e.iter_segments():
+            start = segment["p_vaddr"]
+            if segment["p_type"] == "PT_LOAD" and start <= address < start + segment["p_filesz"]:
+                return segment.data()[address - start : address - start + size]
+    raise SystemExit(f"{name} is not in {elf}")
+
+
+# -- the three setups ----------------------------------------------------------------------
+
+
+def sim_program(kernel: Kernel, sources: list[Path]) -> km.Program:
+    program = km.Program("vs_qemu", kernels=TENSIX)
+    program.thread(cluster=1, sources=sources, regions=kernel.regions, words=kernel.words)
+    return program
+
+
+def sim_run(program: km.Program) -> tuple[float, np.ndarray]:
+    """(seconds between the two submitted results, the final result's words)."""
+    with km.Session() as session:
+        run = session.load(program)
+        run.thread_result(timeout=TIMEOUT)  # the kernel begins
+        start = time.perf_counter()
+        run.thread_result(timeout=TIMEOUT)  # the kernel is done
+        seconds = time.perf_counter() - start
+        final = run.thread_result(timeout=TIMEOUT)
+        run.stop()
+    if not final.final or final.code != 0:
+        raise SystemExit(f"the simulator's run failed: {final}")
+    return seconds, final.words
+
+
+def bare_run(image: ThreadImage, layout: Layout, kernel: Kernel, variant: dict) -> tuple[float, np.ndarray]:
+    bare = BareRun(image, layout, words=tuple(kernel.words), contents=kernel.contents(), **variant)
+    bare.run()
+    if bare.code != 0 or len(bare.submitted) != 2:
+        raise SystemExit(f"the bare run of {kernel.name} failed: code {bare.code}")
+    seconds, words = bare.between_submits(), bare.result.copy()
+    bare.close()
+    return seconds, words
+
+
+def qemu_run(qemu: str, elf: Path, kernel: Kernel) -> tuple[float, int]:
+    """(the kernel's seconds, its checksum) under qemu-riscv64."""
+    command = [qemu, str(elf), kernel.name, *map(str, kernel.linux_args)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr}")
+    checksum, nanoseconds = map(int, done.stdout.split())
+    return nanoseconds / 1e9, checksum
+
+
+def checksum(words: np.ndarray) -> int:
+    return int(words[0]) | int(words[1]) << 32
+
+
+def count_instructions(kernel: Kernel) -> tuple[int, int]:
+    """(instructions of the timed part, checksum), from the kmx_cycles build."""
+    words = sim_run(sim_program(kernel, SIM_COUNTED))[1]
+    return int(words[2]) | int(words[3]) << 32, checksum(words)
+
+
+# -- reporting -----------------------------------------------------------------------------
+
+
+def mips(instructions: int, seconds: float | None) -> float | None:
+    return None if seconds is None else instructions / seconds / 1e6
+
+
+def cell(value: float | None, width: int, digits: int = 1) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width},.{digits}f}"
+
+
+def print_variants(names: list[str], variant_times: dict[str, dict[str, float]]) -> None:
+    print("bare Unicorn variants, best ms (mem_map; the ecall hook only):")
+    print(f"  {'variant':<26}" + "".join(f"{name:>11}" for name in names))
+    for variant in BARE_VARIANTS:
+        print(f"  {variant:<26}" + "".join(cell(variant_times[name][variant] * 1e3, 11) for name in names))
+
+
+def print_table(rows: list[dict]) -> None:
+    header = (f"{'kernel':<8}{'instructions':>14}{'sim ms':>10}{'sim MIPS':>10}{'bare ms':>10}{'bare MIPS':>10}"
+              f"{'qemu ms':>10}{'qemu MIPS':>10}{'sim/bare':>10}{'sim/qemu':>10}  bare variant")
+    print(header)
+    for r in rows:
+        ms = lambda s: None if s is None else s * 1e3  # noqa: E731
+        print(f"{r['kernel']:<8}{r['instructions']:>14,}{cell(ms(r['sim']), 10)}{cell(r['sim_mips'], 10)}"
+              f"{cell(ms(r['bare']), 10)}{cell(r['bare_mips'], 10)}{cell(ms(r['qemu']), 10)}{cell(r['qemu_mips'], 10)}"
+              f"{cell(r['sim_over_bare'], 10, 2)}{cell(r['sim_over_qemu'], 10, 2)}  {r['bare_variant']}")
+
+
+def agree(kernel: str, sums: dict[str, int]) -> None:
+    if len(set(sums.values())) != 1:
+        listed = ", ".join(f"{setup} {value:#x}" for setup, value in sums.items())
+        print(f"{kernel}: the checksums differ: {listed}", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each setup, best taken (default 3)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    parser.add_argument("--kernels", default="stream,alu,chase,matmul", help="which kernels, comma-separated")
+    args = parser.parse_args()
+    chosen = args.kernels.split(",")
+    todo = [k for k in kernels(args.quick) if k.name in chosen]
+    if not todo:
+        raise SystemExit(f"--kernels: none of {chosen} is stream, alu, chase or matmul")
+    TENSIX.mkdir(exist_ok=True)
+
+    qemu = shutil.which("qemu-riscv64")
+    if qemu is None:
+        print("qemu-riscv64 was not found: the QEMU column is skipped. It comes with QEMU's "
+              "user-mode emulators: `apt-get install qemu-user` (Debian, Ubuntu).")
+    scratch = tempfile.TemporaryDirectory(prefix="vs_qemu-")
+    linux_elf = build_linux(Path(scratch.name))
+    sim_elf = build_thread(SIM_TIMED)
+    image = load_image(sim_elf)
+    differ = [k.name for k in todo if function_code(sim_elf, k.name) != function_code(linux_elf, k.name)]
+    print("the kernels' machine code is the same in both builds" if not differ else
+          f"warning: the machine code of {', '.join(differ)} differs between the two builds; "
+          "the instruction counts are the simulator build's")
+
+    counts, sums, programs, layouts = {}, {}, {}, {}
+    for k in todo:
+        start = time.perf_counter()
+        counts[k.name], sums[k.name] = count_instructions(k)
+        print(f"{k.name}: {counts[k.name]:,} instructions (counted in {time.perf_counter() - start:.1f} s)")
+        programs[k.name] = sim_program(k, SIM_TIMED)
+        layouts[k.name] = place(image, k.region_sizes())
+
+    times = {k.name: {"sim": [], "qemu": [], **{v: [] for v in BARE_VARIANTS}} for k in todo}
+    for _ in range(args.repeat):
+        for k in todo:
+            found = {"counted": sums[k.name]}
+            seconds, words = sim_run(programs[k.name])
+            times[k.name]["sim"].append(seconds)
+            found["sim"] = checksum(words)
+            for variant, keywords in BARE_VARIANTS.items():
+                seconds, words = bare_run(image, layouts[k.name], k, keywords)
+                times[k.name][variant].append(seconds)
+                found[f"bare ({variant})"] = checksum(words)
+            if qemu is not None:
+                seconds, found["qemu"] = qemu_run(qemu, linux_elf, k)
+                times[k.name]["qemu"].append(seconds)
+            agree(k.name, found)
+    scratch.cleanup()
+
+    rows, variant_times = [], {}
+    for k in todo:
+        best = {setup: min(t) if t else None for setup, t in times[k.name].items()}
+        variant_times[k.name] = {v: best[v] for v in BARE_VARIANTS}
+        bare_variant = min(BARE_VARIANTS, key=lambda v: best[v])
+        sim, bare, q, n = best["sim"], best[bare_variant], best["qemu"], counts[k.name]
+        rows.append({
+            "kernel": k.name, "instructions": n, "sim": sim, "bare": bare, "qemu": q,
+            "sim_mips": mips(n, sim), "bare_mips": mips(n, bare), "qemu_mips": mips(n, q),
+            "sim_over_bare": sim / bare, "sim_over_qemu": None if q is None else sim / q,
+            "bare_variant": bare_variant,
+        })
+    print()
+    print_variants([k.name for k in todo], variant_times)
+    print()
+    print_table(rows)
+    missed = [r["kernel"] for r in rows if r["sim_over_bare"] > TARGET_BARE
+              or (r["sim_over_qemu"] is not None and r["sim_over_qemu"] > TARGET_QEMU)]
+    print(f"targets (sim/bare <= {TARGET_BARE}, sim/qemu <= {TARGET_QEMU:g}): "
+          + (f"missed on {', '.join(missed)}" if missed else "met on every kernel"))
+    rounded = lambda x, d=1: None if x is None else round(x, d)  # noqa: E731
+    print(json.dumps({
+        "benchmark": "vs_qemu", "quick": args.quick, "repeat": args.repeat,
+        "kernels": {r["kernel"]: {
+            "instructions": r["instructions"],
+            "sim_mips": rounded(r["sim_mips"]), "qemu_mips": rounded(r["qemu_mips"]),
+            "bare_mips": rounded(r["bare_mips"]), "bare_variant": r["bare_variant"],
+            "sim_over_bare": rounded(r["sim_over_bare"], 3), "sim_over_qemu": rounded(r["sim_over_qemu"], 3),
+        } for r in rows},
+    }))
+
+
+if __name__ == "__main__":
+    main()
