@@ -277,8 +277,10 @@ class Session:
                     f"it: {error}"
                 ) from None
         card = Card(self.quantum, self.schedule_seed, self.coherence)
+        sharing = card.bank_sharers(program.threads)
         for number, spec in sorted(program.threads.items()):
-            card.place_thread(number, images[number], spec.regions, spec.words, spec.cores)
+            card.place_thread(number, images[number], spec.regions, spec.words, spec.cores,
+                              shares_bank=number in sharing)
         card.start()
         run = Run(card)
         self._runs = [r for r in self._runs if not r.stopped] + [run]

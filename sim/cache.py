@@ -62,7 +62,7 @@ from sim import hooks
 from sim.layout import LINE, PAGE
 
 if TYPE_CHECKING:
-    from sim.dram import View
+    from sim.dram import Storage, View
 
 LINES_PER_PAGE = PAGE // LINE
 WORDS_PER_LINE = LINE // 8
@@ -71,6 +71,9 @@ CHUNK_PAGES = 1024  # pages compared and written back at a time (4 MiB): no big 
 
 STALE_BYTE = 0xA5  # what a stale line holds in strict mode: a uint32 of them is 2779096485
 STALE_WORD = 0xA5A5A5A5
+
+# Where a written page's clean bytes are (CachedRegion._reference).
+IN_DRAM, CLEAN_COPY, LOADED = range(3)
 
 # What happened to a line, in rising order of importance: the picture shows the highest.
 # FLUSHED_STALE: a flush wrote it back carrying stale bytes the thread never wrote.
@@ -98,7 +101,13 @@ class CachedRegion:
     without it the model copies.
     """
 
-    def __init__(self, view: np.ndarray, dram: np.ndarray, memory: "View | None" = None) -> None:
+    def __init__(
+        self,
+        view: np.ndarray,
+        dram: np.ndarray,
+        memory: "View | None" = None,
+        direct: "Storage | None" = None,
+    ) -> None:
         if view.size != dram.size or view.size % PAGE:
             raise ValueError("view and dram must be the same whole number of pages")
         self.view = view
@@ -113,8 +122,9 @@ class CachedRegion:
         # copy_fill: a fill must copy the page from DRAM, because what the view shows
         # under its copies is not DRAM's page (DRAM's own over a snapshot, or a page the
         # view could not share).
-        own = None if memory is None else memory.own_pages
+        own = memory.own_pages if memory is not None else direct.own_pages if direct is not None else None
         self._copy_fill = np.zeros(pages, np.uint8) if own is None else own
+        self._own_pages = own
         # What happened, for the checker and the picture.
         self.stale = np.zeros(pages, np.uint8)  # strict mode: the page's lines hold STALE_BYTE
         self.loaded = np.zeros(pages, np.uint8)  # filled from DRAM at least once
@@ -142,7 +152,18 @@ class CachedRegion:
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
             on_stale_read=self._on_stale_read,
         )
-        if memory is None:
+        self.direct = direct is not None
+        self._as_loaded: np.ndarray | None = None
+        self._loaded_bytes: np.ndarray | None = None
+        if self.direct:
+            if view is not dram:
+                raise ValueError("a direct region's view is its DRAM")
+            self._keep_clean_copies()
+            self._as_loaded = np.ones(pages, np.uint8)
+            self._loaded_bytes = direct.loaded_bytes()  # None: zeros
+            self.state.as_loaded = hooks.pointer(self._as_loaded)
+            self.state.direct = 1
+        elif memory is None:
             self.copy_all()
 
     def copy_all(self) -> None:
@@ -194,40 +215,62 @@ class CachedRegion:
 
     # -- the thread's kmx calls -----------------------------------------------------------
 
-    def _clean_lines(self, start: int, end: int, stale: bool) -> np.ndarray:
-        """Written pages [START, END) as they were when last clean, as lines: copied aside
-        at the first write (when copying, and for stale pages), else DRAM's."""
-        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        if self.copying or stale:
-            return self._clean.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
-        return self._dram_lines[lo:hi]
+    def _reference(self, start: int, end: int) -> np.ndarray:
+        """Where the clean bytes of pages [START, END) are, page by page: DRAM's
+        (copy-on-write), copied aside at the first write (copying, stale pages, direct
+        pages written back since loaded), or the bytes loaded (direct)."""
+        if self.copying:
+            return np.full(end - start, CLEAN_COPY, np.uint8)
+        if self.direct:
+            return np.where(self._as_loaded[start:end] == 1, LOADED, CLEAN_COPY).astype(np.uint8)
+        return np.where(self.stale[start:end] == 1, CLEAN_COPY, IN_DRAM).astype(np.uint8)
 
-    def _written_runs(self) -> Iterator[tuple[int, int, bool]]:
-        """[start, end) of runs of pages written since they were last clean, each all
-        stale or all not, with which."""
+    def _written_runs(self) -> Iterator[tuple[int, int, int]]:
+        """[start, end) of runs of pages written since they were last clean, each with
+        its clean bytes in one place (`_reference`), and that place."""
         pages = np.flatnonzero(self._writable)
         for start, end in _runs(pages):
-            stale = self.stale[start:end]
-            if not stale.any():
-                yield start, end, False
-            elif stale.all():
-                yield start, end, True
-            else:  # split where staleness changes
-                edges = np.flatnonzero(np.diff(stale)) + 1 + start
-                bounds = [start, *edges.tolist(), end]
-                for a, b in zip(bounds, bounds[1:]):
-                    yield a, b, bool(self.stale[a])
+            where = self._reference(start, end)
+            edges = np.flatnonzero(np.diff(where)) + 1 + start
+            bounds = [start, *edges.tolist(), end]
+            for a, b in zip(bounds, bounds[1:]):
+                yield a, b, int(where[a - start])
 
-    def _dirty_in(self, start: int, end: int, stale: bool) -> np.ndarray:
+    def _clean_lines(self, start: int, end: int, where: int) -> np.ndarray | None:
+        """Pages [START, END) as they were when last clean, as lines (None: zeros)."""
+        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
+        if where == IN_DRAM:
+            return self._dram_lines[lo:hi]
+        if where == CLEAN_COPY:
+            return self._clean.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
+        if self._loaded_bytes is None:
+            return None
+        return self._loaded_bytes.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
+
+    def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
         """The dirty lines of written pages [START, END)."""
         lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        differs = (self._view_lines[lo:hi] != self._clean_lines(start, end, stale)).any(axis=1)
+        clean = self._clean_lines(start, end, where)
+        view = self._view_lines[lo:hi]
+        differs = view.any(axis=1) if clean is None else (view != clean).any(axis=1)
         return np.flatnonzero(differs) + lo
 
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""
         found = [self._dirty_in(*run) for run in self._written_runs()]
         return np.concatenate(found) if found else _NO_LINES
+
+    def dram_as_on_a_card(self) -> np.ndarray:
+        """A copy of what a card's DRAM holds now. Direct, DRAM is the view: the dirty
+        lines' clean bytes stand in for them (elsewhere DRAM is its own storage)."""
+        dram = self.dram.copy()
+        if self.direct:
+            lines = dram.view(np.uint64).reshape(-1, WORDS_PER_LINE)
+            for start, end, where in self._written_runs():
+                dirty = self._dirty_in(start, end, where)
+                clean = self._clean_lines(start, end, where)
+                lines[dirty] = 0 if clean is None else clean[dirty - start * LINES_PER_PAGE]
+        return dram
 
     def stale_words(self, lines: np.ndarray) -> np.ndarray:
         """Byte offsets of the 4-byte words in LINES that still hold stale bytes where DRAM
@@ -246,15 +289,16 @@ class CachedRegion:
         the lines written and (FIND_STALE) the `stale_words` among them from byte
         REGION_START of the span on, found before they were written."""
         lines, stale_words = [], []
-        for start, end, stale in self._written_runs():  # a chunk at a time
-            dirty = self._dirty_in(start, end, stale)
+        for start, end, where in self._written_runs():  # a chunk at a time
+            dirty = self._dirty_in(start, end, where)
             if dirty.size:
-                if find_stale and stale:
+                if find_stale:
                     words = self.stale_words(dirty)
                     stale_words.append(words[words + 4 > region_start])
-                self._write_back(dirty)
+                if not self.direct:  # (direct: the lines are in DRAM already)
+                    self._write_back(dirty)
                 lines.append(dirty)
-            self._clean_again(start, end, stale)
+            self._clean_again(start, end, where)
         self._writable[:] = 0
         lines = np.concatenate(lines) if lines else _NO_LINES
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
@@ -270,17 +314,30 @@ class CachedRegion:
         else:
             self._dram_lines[lines] = self._view_lines[lines]
 
-    def _clean_again(self, start: int, end: int, stale: bool) -> None:
-        """Pages [START, END) were just written back: DRAM's pages changed. The view's
-        pages equal DRAM's (but for a stale page's stale bytes): the view shares DRAM's
-        pages where it can; where not, a later fill copies them."""
-        if self.copying or stale or not self._memory.share(start * PAGE, (end - start) * PAGE):
+    def _clean_again(self, start: int, end: int, where: int) -> None:
+        """Pages [START, END) were just written back: DRAM's pages changed. Direct: their
+        clean bytes are no longer those loaded. Otherwise the view's pages equal DRAM's
+        (but for a stale page's stale bytes): the view shares DRAM's pages where it can;
+        where not, a later fill copies them."""
+        if self.direct:
+            self._as_loaded[start:end] = 0
+            if self._own_pages is not None:  # DRAM's own pages, over its snapshot
+                self._own_pages[start:end] = 1
+        elif self.copying or where == CLEAN_COPY or not self._memory.share(start * PAGE, (end - start) * PAGE):
             self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.dram)
 
     def invalidate(self) -> np.ndarray:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
         writes were lost."""
-        lost = self.dirty_lines()
+        lost = []
+        for start, end, where in self._written_runs():
+            dirty = self._dirty_in(start, end, where)
+            if dirty.size and self.direct:  # DRAM is the view: put the clean bytes back
+                clean = self._clean_lines(start, end, where)
+                rows = dirty - start * LINES_PER_PAGE
+                self._view_lines[dirty] = 0 if clean is None else clean[rows]
+            lost.append(dirty)
+        lost = np.concatenate(lost) if lost else _NO_LINES
         self._mark(lost, DROPPED)
         self._drop()
         self.state.invalidated = 1
@@ -292,7 +349,7 @@ class CachedRegion:
         self.stale[:] = 0
         self._unpainted = None
         self.state.unpainted = None
-        if self._memory is not None:  # the view's copies go back to the kernel
+        if self._memory is not None and not self.direct:  # the view's copies go back to the kernel
             self._memory.forget(0, self.view.size)
 
     def _mark(self, lines: np.ndarray, state: int) -> None:

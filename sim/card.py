@@ -50,6 +50,13 @@ class Card:
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
+    @staticmethod
+    def bank_sharers(clusters) -> set[int]:
+        """Of CLUSTERS (numbers), those whose threads will reach each other's regions:
+        clusters 2 and 3 when both have one (bank D7)."""
+        numbers = set(clusters)
+        return {n for n in numbers if any(m != n and SHARES[m].bank == SHARES[n].bank for m in numbers)}
+
     def place_thread(
         self,
         cluster: int,
@@ -57,12 +64,15 @@ class Card:
         regions: Sequence[tuple[str, np.ndarray | int]],
         words: Sequence[int],
         cores: int,
+        shares_bank: bool = False,
     ) -> Cluster:
+        """Place a thread on CLUSTER. SHARES_BANK: another thread of the card will reach
+        its regions (`bank_sharers`), so its cache copies (sim.cache)."""
         share = SHARES[cluster]
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
-            self.coherence,
+            self.coherence, shares_bank,
         )
         self.clusters[cluster] = placed
         return placed

@@ -94,6 +94,7 @@ class Cluster:
         outbox: Outbox,
         schedule: Schedule | None = None,
         coherence: str = "card",
+        shares_bank: bool = False,
     ) -> None:
         self.number = number
         self.coherence = coherence
@@ -140,7 +141,9 @@ class Cluster:
                     "regions before it"
                 )
             storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content)
-            span = self.memory.add(Span.over(storage, name, share.base + cursor))
+            # Card mode, and no other cluster reaches it: the engines map DRAM itself.
+            direct = coherence == "card" and not shares_bank
+            span = self.memory.add(Span.over(storage, name, share.base + cursor, direct))
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":
                 span.region.start_stale()
@@ -161,6 +164,11 @@ class Cluster:
         own cluster's cache, with no coherence between the two, and with no region ID to
         invalidate or flush them by: only the hand-back (card mode) writes them back."""
         for region in other.regions:
+            if region.cache.direct:
+                raise RuntimeError(
+                    f"cluster {other.number}'s regions were placed for no other cluster to "
+                    "reach (place its thread with shares_bank=True)"
+                )
             span = self.memory.add(Span.over(region.storage, region.name, region.span.base))
             span.owner = other.number
             # The other cluster writes this DRAM while this one runs: both caches copy.

@@ -105,24 +105,35 @@ class Storage:
         # flushed over are DRAM's own, and a mapping of the file does not show them.
         self.shared = start is None
         self.file = _File("dram", size) if start is None else start.file
-        self._buffer, self.dram = _map(self.file.fd, size, shared=self.shared)
+        self.buffer, self.dram = _map(self.file.fd, size, shared=self.shared)
         # Per page: DRAM's own page, written over the snapshot (the cache models set it).
         self.own_pages = None if self.shared else np.zeros(size // PAGE, np.uint8)
 
 
+    def loaded_bytes(self) -> np.ndarray | None:
+        """The span's bytes as they were loaded, read-only (None: zeros)."""
+        if self.shared:
+            return None
+        buffer = mmap.mmap(self.file.fd, self.size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+        return np.frombuffer(buffer, dtype=np.uint8)
+
     def copy(self, start: int, size: int) -> np.ndarray:
         """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
         with DRAM until either is written."""
-        if self.own_pages is not None and self.own_pages.any():  # a mapping of the file lacks them
-            return self.dram[start : start + size].copy()
         _, array = _map(self.file.fd, self.size, shared=False)
+        if self.own_pages is not None:  # a mapping of the snapshot lacks DRAM's own pages
+            own = np.flatnonzero(self.own_pages)
+            if own.size:
+                breaks = np.flatnonzero(np.diff(own) != 1) + 1
+                for first, last in zip(own[np.r_[0, breaks]].tolist(), own[np.r_[breaks - 1, own.size - 1]].tolist()):
+                    array[first * PAGE : (last + 1) * PAGE] = self.dram[first * PAGE : (last + 1) * PAGE]
         return array[start : start + size]
 
     def release(self) -> None:
         """Nothing will run again: take DRAM out of the process's resident pages (the file
         keeps them; they come back when read)."""
         if self.shared and hasattr(mmap, "MADV_DONTNEED"):
-            self._buffer.madvise(mmap.MADV_DONTNEED)
+            self.buffer.madvise(mmap.MADV_DONTNEED)
 
 
 _libc = ctypes.CDLL(None, use_errno=True)

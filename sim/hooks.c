@@ -61,6 +61,8 @@ typedef struct {
     int64_t token;               /* which region, for Python */
     int32_t invalidated;         /* the thread has invalidated the region at least once */
     int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
+    uint8_t *as_loaded; /* direct: per page, its bytes are still those it was loaded with */
+    int64_t direct;     /* the view is DRAM itself (sim/cache.py, "direct") */
 } Region;
 
 typedef struct {
@@ -129,7 +131,10 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
     }
     if (write) {
         if (!r->writable[page]) { /* the first write since the page was clean */
-            if (r->copy_all || r->stale[page]) /* its clean bytes are not DRAM's */
+            /* Keep the clean bytes, unless the model knows them another way: DRAM's
+             * (copy-on-write), or the bytes the page was loaded with (direct). */
+            int keep = r->direct ? !r->as_loaded[page] : (r->copy_all || r->stale[page]);
+            if (keep)
                 copy_page(r->clean + start, r->view + start);
             r->writable[page] = 1;
             r->written[page] = 1;

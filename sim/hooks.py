@@ -62,6 +62,8 @@ class RegionState(ctypes.Structure):
         ("token", ctypes.c_int64),
         ("invalidated", ctypes.c_int32),
         ("copy_all", ctypes.c_int32),
+        ("as_loaded", _u8),
+        ("direct", ctypes.c_int64),
     ]
 
 

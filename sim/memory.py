@@ -76,9 +76,15 @@ class Span:
             self.buffer.madvise(mmap.MADV_DONTNEED)
 
     @classmethod
-    def over(cls, storage: Storage, name: str, base: int) -> "Span":
-        """A region's span: the cache's view of STORAGE (sim.dram.View), with the cache
-        model's lines over it."""
+    def over(cls, storage: Storage, name: str, base: int, direct: bool = False) -> "Span":
+        """A region's span, with the cache model's lines over it: the engines map the
+        cache's view of STORAGE (sim.dram.View), or (DIRECT) its DRAM itself
+        (sim.cache: the card-mode fast way)."""
+        if direct:
+            address = ctypes.addressof(ctypes.c_char.from_buffer(storage.buffer))
+            span = cls(name, "region", base, storage.size, storage.dram, address)
+            span.region = CachedRegion(storage.dram, storage.dram, direct=storage)
+            return span
         view = View(storage)
         span = cls(name, "region", base, storage.size, view.array, view.address, view=view)
         span.region = CachedRegion(view.array, storage.dram, view)

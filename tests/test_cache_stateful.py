@@ -21,7 +21,8 @@ from sim.dram import Snapshot, Storage, View
 from sim.layout import LINE, PAGE
 
 PAGES = 3
-HOLDS = ("copy", "shared", "snapshot")  # how the view is held (sim.cache, sim.dram)
+# How the view is held (sim.cache, sim.dram); direct only in card mode.
+HOLDS = ("copy", "shared", "snapshot", "direct-zeros", "direct-snapshot")
 SIZE = PAGES * PAGE
 LINES = SIZE // LINE
 
@@ -108,7 +109,16 @@ class CacheMachine(RuleBasedStateMachine):
     def start(self, strict, seed, hold):
         dram = np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8)
         dram[: 2 * LINE] = STALE_BYTE  # some DRAM that already holds the stale pattern
-        if hold == "copy":  # a view of its own
+        if hold.startswith("direct"):  # card mode: the engines map DRAM itself
+            strict = False
+            if hold == "direct-snapshot":
+                self.storage = Storage(SIZE, Snapshot(dram))
+            else:
+                dram[:] = 0
+                self.storage = Storage(SIZE)
+            self.view = self.dram = self.storage.dram
+            self.model = CachedRegion(self.view, self.dram, direct=self.storage)
+        elif hold == "copy":  # a view of its own
             self.storage = None
             self.view = np.zeros(SIZE, dtype=np.uint8)
             self.dram = dram.copy()
@@ -169,7 +179,9 @@ class CacheMachine(RuleBasedStateMachine):
     @precondition(lambda self: getattr(self, "storage", None) is not None)
     @rule(data=st.data())
     def read_back(self, data):
-        """What run.thread.read returns: DRAM's bytes, in an array of the caller's own."""
+        """What run.thread.read returns after the run's hand-back: DRAM's bytes, in an
+        array of the caller's own."""
+        self.hand_back()
         copy = self.storage.copy(0, SIZE)
         assert copy.tobytes() == bytes(self.reference.dram)
         offset = data.draw(st.integers(0, SIZE - 1))
@@ -187,7 +199,7 @@ class CacheMachine(RuleBasedStateMachine):
     @invariant()
     def dram_agrees(self):
         if hasattr(self, "model"):
-            assert self.dram.tobytes() == bytes(self.reference.dram)
+            assert self.model.dram_as_on_a_card().tobytes() == bytes(self.reference.dram)
 
     @invariant()
     def stale_reads_agree(self):
