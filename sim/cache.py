@@ -250,10 +250,7 @@ class CachedRegion:
     def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
         """The dirty lines of written pages [START, END)."""
         lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        clean = self._clean_lines(start, end, where)
-        view = self._view_lines[lo:hi]
-        differs = view.any(axis=1) if clean is None else (view != clean).any(axis=1)
-        return np.flatnonzero(differs) + lo
+        return hooks.dirty_lines(self._view_lines[lo:hi], self._clean_lines(start, end, where), lo)
 
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""

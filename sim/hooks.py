@@ -26,6 +26,8 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 SOURCE = Path(__file__).with_name("hooks.c")
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
@@ -156,6 +158,9 @@ def library() -> ctypes.CDLL:
             ]
             loaded.region_access.restype = ctypes.c_int
             loaded.struct_size.restype = ctypes.c_uint64
+            loaded.dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                           ctypes.c_int64, ctypes.c_void_p]
+            loaded.dirty_lines.restype = ctypes.c_int64
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # hooks.c and this file disagree
@@ -167,3 +172,13 @@ def library() -> ctypes.CDLL:
 def function(name: str) -> int:
     """The address of hooks.c's function NAME, for uc_hook_add."""
     return ctypes.cast(getattr(library(), name), ctypes.c_void_p).value
+
+
+def dirty_lines(view: np.ndarray, clean: np.ndarray | None, first: int) -> np.ndarray:
+    """The rows of VIEW (lines: uint64 rows of 8) that differ from CLEAN's (None: from
+    zeros), as line numbers counted from FIRST (hooks.c, dirty_lines)."""
+    out = np.empty(view.shape[0], np.int64)
+    found = library().dirty_lines(
+        view.ctypes.data, None if clean is None else clean.ctypes.data, view.shape[0], first, out.ctypes.data
+    )
+    return out[:found]
