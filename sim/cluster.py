@@ -73,7 +73,7 @@ class Region:
 
     def dram_bytes(self) -> np.ndarray:
         """The region's bytes as DRAM holds them (a view)."""
-        return self.cache.dram[self.offset : self.offset + self.size]
+        return self.storage.dram[self.offset : self.offset + self.size]
 
     def read(self) -> np.ndarray:
         """The region's bytes as DRAM holds them, as a new array (copy-on-write: it costs
@@ -140,9 +140,10 @@ class Cluster:
                     f"{human_bytes(free)} of it is left after the image, the stacks and the "
                     "regions before it"
                 )
-            storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content)
             # Card mode, and no other cluster reaches it: the engines map DRAM itself.
             direct = coherence == "card" and not shares_bank
+            storage = bank.storage(share.offset + cursor, span_size,
+                                   None if isinstance(content, int) else content, anonymous=direct)
             span = self.memory.add(Span.over(storage, name, share.base + cursor, direct))
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":

@@ -63,3 +63,20 @@ def test_the_region_is_the_array_as_it_was_at_thread(kernels):
             run.thread_result(timeout=30)
             run.stop()
             assert (run.thread.read("tripled").view(np.uint32) == expected).all()
+
+
+def test_anonymous_dram_moves_into_its_file_when_the_run_is_over():
+    """A direct region's DRAM (sim.dram.Storage, anonymous) settles into a memfd at the
+    run's end; what read returns then shares it, and is the caller's own."""
+    from sim.dram import Storage
+    from sim.layout import PAGE
+
+    storage = Storage(64 * PAGE, anonymous=True)
+    storage.dram[5 * PAGE + 3] = 7
+    storage.dram[-1] = 9
+    storage.release()
+    assert not storage.anonymous
+    copy = storage.copy(0, 64 * PAGE)
+    assert copy[5 * PAGE + 3] == 7 and copy[-1] == 9 and int(copy.sum()) == 16
+    copy[:] = 1
+    assert storage.copy(0, 64 * PAGE)[-1] == 9
