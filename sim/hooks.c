@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #define PAGE 4096u
+#define BLOCK_CACHE 1024 /* a power of 2 */
 #define STALE_BYTE 0xA5
 
 /* unicorn.h */
@@ -92,6 +93,8 @@ typedef struct {
     int64_t partial;        /* the run stopped before a block that would overrun the turn */
     uint64_t block_address; /* that block */
     uint64_t block_size;
+    uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
+    uint32_t block_counts[BLOCK_CACHE];
 } Core;
 
 static Span *find(Core *core, uint64_t address) {
@@ -212,14 +215,25 @@ int region_access(Region *region, uint64_t page, int write, Core *core, void *uc
  * block whose hook asked it to stop), and sim/core.py runs the few instructions left up
  * to an `until` address. Unicorn's own instruction count (emu_start's count) would call
  * a hook at every instruction instead. */
-void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
+static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
+    uint64_t key = address ^ ((uint64_t)size << 48);
+    uint64_t slot = (address >> 1) & (BLOCK_CACHE - 1);
+    if (core->block_keys[slot] == key)
+        return core->block_counts[slot];
     Span *span = find(core, address);
     if (!span)
-        return;
+        return 0;
     const uint8_t *code = span->host + (address - span->base);
     uint64_t count = 0;
     for (uint32_t offset = 0; offset < size; count++)
         offset += (code[offset] & 3) == 3 ? 4 : 2;
+    core->block_keys[slot] = key;
+    core->block_counts[slot] = (uint32_t)count;
+    return count;
+}
+
+void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
+    uint64_t count = instructions(core, address, size);
     if (core->budget_on) {
         if (count > core->remaining) {
             core->partial = 1;

@@ -38,6 +38,7 @@ MEM_READ, MEM_WRITE, MEM_FETCH = 16, 17, 18
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 
 SPAN_IMAGE, SPAN_STACK, SPAN_REGION = 0, 1, 2
+BLOCK_CACHE = 1024  # hooks.c: instruction counts of recent blocks
 SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "region": SPAN_REGION}
 
 _u8 = ctypes.POINTER(ctypes.c_uint8)
@@ -99,6 +100,8 @@ class CoreState(ctypes.Structure):
         ("partial", ctypes.c_int64),
         ("block_address", ctypes.c_uint64),
         ("block_size", ctypes.c_uint64),
+        ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
+        ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
     ]
 
 
