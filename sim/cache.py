@@ -4,8 +4,8 @@ The model is unbounded (SPEC section 5): a line, once filled, stays until an inv
 the hand-back drops it, so a missing flush is never rescued by an eviction.
 
 How it holds data. Each region has a *view*: host memory that the cores' engines map and
-load from and store to directly, at full speed. The view is the cache's copy of the
-region's lines. DRAM is separate storage (sim.dram). The model keeps two flags per 4 KiB
+load from and store to directly, at full speed: the cache's copy of the region's lines,
+or (direct, below) DRAM itself (sim.dram). The model keeps two flags per 4 KiB
 page, which the engine's TLB-fill hook (sim/hooks.c, the same steps as `access` here)
 keeps up to date:
 
@@ -14,21 +14,24 @@ keeps up to date:
 - writable: the page has been written since it was last clean. A line is dirty when the
   view differs from the line as it was when last clean.
 
-Two ways of holding the view, with the same behaviour (tests/test_cache_stateful.py runs
-both against one reference):
+Three ways of holding a region, with the same behaviour (tests/test_cache_stateful.py
+runs each against one reference):
 
-- copy-on-write (the usual one): the view is a private mapping of DRAM's memory
-  (sim.dram). A filled page shares DRAM's page, so a fill copies nothing, and the kernel
-  copies a page only when a core first writes it. The line as it was when last clean is
-  DRAM's line, because only this cache writes the region's DRAM while the thread runs
-  (its flushes write the view's own bytes); an invalidate hands the view's pages back to
-  the kernel, and a flush hands back the pages it made equal to DRAM. So a region costs
-  its size about once, not three times.
-- copying: the view is memory of its own; a fill copies DRAM's page into it, and the
-  first write to a page copies the page aside, to compare with. Used where something
-  else may write the region's DRAM during the run: a region of cluster 2 or 3 that the
-  other cluster's thread can reach in bank D7 (sim.cluster), and a view that is not a
-  mapping of DRAM (the unit tests).
+- direct (card mode, the usual one): the engines map DRAM itself (sim.dram). A line's
+  clean bytes are those it was loaded with (zeros, or the snapshot of Python's array), or,
+  for a page written again after a flush, a copy taken at that first write. A flush
+  copies nothing: it finds the dirty lines and marks them clean. An invalidate puts the
+  dropped lines' clean bytes back. This is exact because in card mode nothing but this
+  cache writes the region's DRAM while the thread runs, and the hand-back at the end
+  would write every dirty line anyway.
+- copy-on-write (strict mode, where stale lines hold other bytes than DRAM): the view is
+  memory of its own (sim.dram.View) that shows the region as loaded until written: a fill
+  copies nothing, unless a flush has changed DRAM's page since (then it copies). A
+  non-stale page's clean bytes are DRAM's; a stale page's are copied at its first write.
+- copying: a fill copies DRAM's page into the view, and the first write to a page copies
+  it aside, to compare with. Used where something else may write the region's DRAM during
+  the run: a region of cluster 2 or 3 that the other cluster's thread can reach in bank
+  D7 (sim.cluster), and a view that is not over sim.dram storage (the unit tests).
 
 Every region operation works on whole regions, and a region's pages hold only its own
 lines, so page-level flags describe each line exactly. One thing is approximate: a store
@@ -54,6 +57,7 @@ an invalidate dropped its writes, or it was still dirty when the thread ended.
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
@@ -89,6 +93,21 @@ def _runs(pages: np.ndarray) -> Iterator[tuple[int, int]]:
     for first, last in zip(pages[np.r_[0, breaks]].tolist(), pages[np.r_[breaks - 1, pages.size - 1]].tolist()):
         for start in range(first, last + 1, CHUNK_PAGES):
             yield start, min(start + CHUNK_PAGES, last + 1)
+
+
+def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:
+    """hooks.c's call when a core reads Python's data before any invalidate. An error
+    cannot cross the engine: it is kept for sim.core to raise after the run."""
+
+    def called(_token: int, page: int) -> None:
+        cache = region()
+        if cache is not None and cache.on_stale_read is not None:
+            try:
+                cache.on_stale_read(page)
+            except BaseException as error:  # noqa: BLE001 - raised after the run
+                cache.hook_error = cache.hook_error or error
+
+    return called
 
 
 class CachedRegion:
@@ -136,7 +155,8 @@ class CachedRegion:
         self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
         self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
         self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
-        self._on_stale_read = hooks.PAGE_EVENT(self._stale_read)
+        self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.core
+        self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
         self.state = hooks.RegionState(
             view=hooks.pointer(view),
             dram=hooks.pointer(dram),
@@ -186,10 +206,6 @@ class CachedRegion:
         """The thread has invalidated the region at least once."""
         return bool(self.state.invalidated)
 
-    def _stale_read(self, _token: int, page: int) -> None:
-        if self.on_stale_read is not None:
-            self.on_stale_read(page)
-
     def start_stale(self) -> None:
         """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's.
         A page is painted with them at its first touch, so that an untouched region
@@ -202,13 +218,15 @@ class CachedRegion:
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
-    def access(self, page: int, write: bool) -> bool:
+    def access(self, page: int, write: bool, core=None) -> bool:
         """A core reads (or writes) page PAGE of the span (what sim/hooks.c does at a TLB
-        fill; here for Python's own accesses on a thread's behalf). Returns whether the
-        page may be written without coming back here."""
+        fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.core.Core
+        in a kmx call, or None). Returns whether the page may be written without coming
+        back here."""
         if not 0 <= page < self.pages:
             raise IndexError(f"page {page} of a span of {self.pages}")
-        return bool(hooks.library().region_access(ctypes.byref(self.state), page, int(write), None, None))
+        native, engine = (None, None) if core is None or core.uc is None else (ctypes.byref(core.native), core.uc._uch)
+        return bool(hooks.library().region_access(ctypes.byref(self.state), page, int(write), native, engine))
 
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])
@@ -313,14 +331,14 @@ class CachedRegion:
 
     def _clean_again(self, start: int, end: int, where: int) -> None:
         """Pages [START, END) were just written back: DRAM's pages changed. Direct: their
-        clean bytes are no longer those loaded. Otherwise the view's pages equal DRAM's
-        (but for a stale page's stale bytes): the view shares DRAM's pages where it can;
-        where not, a later fill copies them."""
+        clean bytes are no longer those loaded. Otherwise what lies under the view's
+        copies (zeros, the snapshot) is no longer DRAM's page: after an invalidate, a fill
+        copies them."""
         if self.direct:
             self._as_loaded[start:end] = 0
             if self._own_pages is not None:  # DRAM's own pages, over its snapshot
                 self._own_pages[start:end] = 1
-        elif self.copying or where == CLEAN_COPY or not self._memory.share(start * PAGE, (end - start) * PAGE):
+        else:  # the view's pages equal DRAM's, but what is under them does not
             self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.dram)
 
     def invalidate(self) -> np.ndarray:

@@ -283,6 +283,13 @@ class Cluster:
                 self.checker.unflushed(region, lines)
         self.hand_back()
 
+    def raise_hook_error(self) -> None:
+        """Raise what went wrong in Python inside an engine's hook during the last run."""
+        for region in self.cache.regions:
+            error, region.hook_error = region.hook_error, None
+            if error is not None:
+                raise RuntimeError(f"the coherence checker failed: {error!r}") from error
+
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the
         findings and each line's story stay for reading."""
@@ -292,6 +299,7 @@ class Cluster:
             span.release()
         for region in self.cache.regions:
             region.release()
+            region.on_stale_read = None  # (a cycle through the checker)
         for region in self.regions:
             region.storage.release()
 

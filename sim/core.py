@@ -122,6 +122,7 @@ class Core:
         self._counts = cluster.image.uses_cycles or cluster.core_count > 1
         if self._counts:
             self._add_native_hook(UC_HOOK_BLOCK, "count_block")
+            self.native.counting = 1
         uc.hook_add(UC_HOOK_INTR, self._exception)
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
         uc.reg_write(UC_RISCV_REG_SP, stack_top)
@@ -190,6 +191,7 @@ class Core:
             if native.partial:  # the turn ends inside the next block
                 native.partial = 0
                 self._run_partial_block(native.remaining)
+            self.cluster.raise_hook_error()
         except CoreFault:
             self.state = FAULTED
             raise

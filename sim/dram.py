@@ -11,16 +11,13 @@ times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
   wrote once and nobody writes again. A load maps it copy-on-write as the region's DRAM,
   so loading costs no copy, and loading the same program again starts from the same
   bytes. Pages the thread flushes over become DRAM's own (`own_pages`).
-- The cache's `View` of the span (what the engines map, sim.cache) shares DRAM's pages
-  where it can, and the kernel copies a page only when a core writes it:
-  - over a snapshot, the view is another copy-on-write mapping of the snapshot: a page
-    the cache fills shares the snapshot's page (unless DRAM has its own, sim.cache
-    copies that);
-  - over a region that started as zeros, the view is anonymous memory: a page of zeros
-    costs nothing until written. (A copy-on-write mapping of a file that is all holes
-    would cost two pages for each page written: the file's zero page, and the copy.)
-    When a flush makes pages of the view equal to DRAM, `View.share` maps DRAM's pages
-    there instead, and the view's copies go back to the kernel.
+- In card mode the engines map DRAM itself (sim.cache, "direct"). DRAM that starts as
+  zeros is then private anonymous memory while the thread runs (a first store costs less
+  there than in a memfd, and huge pages are allowed), and `settle` moves it into its
+  memfd when the run is over.
+- Otherwise the cache has a `View` of its own: over a snapshot, another copy-on-write
+  mapping of it, so a page the cache fills shares the snapshot's memory until written;
+  over zeros, anonymous memory.
 - What `run.thread.read` returns after the run is one more copy-on-write mapping: a new
   array, which costs memory only where the caller writes into it.
 """
@@ -48,10 +45,55 @@ def _memfd(name: str, size: int) -> int:
     return fd
 
 
-def _map(fd: int, size: int, shared: bool) -> tuple[mmap.mmap, np.ndarray]:
-    flags = mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE
-    buffer = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-    return buffer, np.frombuffer(buffer, dtype=np.uint8)
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_MAP_FAILED = ctypes.c_void_p(-1).value
+_READ_WRITE = mmap.PROT_READ | mmap.PROT_WRITE
+
+
+class Mapping:
+    """Memory mapped with libc's mmap, unmapped when the last array over it goes.
+    (Python's mmap module keeps a duplicate file descriptor for each mapping, and a
+    process has only so many: a thousand arrays from run.thread.read would run out.)"""
+
+    def __init__(self, size: int, flags: int, fd: int = -1, prot: int = _READ_WRITE) -> None:
+        address = _libc.mmap(None, size, prot, flags, fd, 0)
+        if address in (None, _MAP_FAILED):
+            error = ctypes.get_errno()
+            raise OSError(error, f"mapping {size} bytes: {os.strerror(error)}")
+        self.address, self.size, self._writable = address, size, bool(prot & mmap.PROT_WRITE)
+
+    def __del__(self) -> None:
+        address, self.address = getattr(self, "address", None), None
+        if address:
+            _libc.munmap(address, self.size)
+
+    def array(self) -> np.ndarray:
+        """The memory as a uint8 array, which keeps the mapping alive."""
+        raw = (ctypes.c_uint8 * self.size).from_address(self.address)
+        raw.mapping = self
+        out = np.frombuffer(raw, dtype=np.uint8)
+        if not self._writable:
+            out.flags.writeable = False
+        return out
+
+    def advise(self, advice: int, start: int = 0, size: int | None = None) -> None:
+        _libc.madvise(self.address + start, self.size - start if size is None else size, advice)
+
+
+def _map(fd: int, size: int, shared: bool) -> tuple[Mapping, np.ndarray]:
+    mapping = Mapping(size, mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE, fd)
+    return mapping, mapping.array()
+
+
+def anonymous_memory(size: int) -> tuple[Mapping, np.ndarray]:
+    """SIZE bytes of private anonymous memory, zeros: MADV_DONTNEED gives pages back and
+    makes them zeros again (shared anonymous memory would keep them)."""
+    mapping = Mapping(size, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return mapping, mapping.array()
 
 
 class _File:
@@ -84,13 +126,6 @@ class Snapshot:
             while written < piece.size:
                 written += os.pwrite(self.file.fd, piece[written:], offset + start + written)
 
-    def bytes(self) -> np.ndarray:
-        """The bytes, as a read-only array (for tests and messages)."""
-        buffer, array = _map(self.file.fd, self.span_size, shared=False)
-        out = array[self.span_size - self.size :]
-        out.flags.writeable = False
-        return out
-
 
 class Storage:
     """One span's DRAM: `dram`, a uint8 array of the span's bytes. FROM: the snapshot it
@@ -111,12 +146,11 @@ class Storage:
         # against 200). `settle` moves it into the file when the run is over.
         self.anonymous = anonymous and start is None
         if self.anonymous:
-            self.buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            self.mapping, self.dram = anonymous_memory(size)
             if hasattr(mmap, "MADV_HUGEPAGE"):
-                self.buffer.madvise(mmap.MADV_HUGEPAGE)
-            self.dram = np.frombuffer(self.buffer, dtype=np.uint8)
+                self.mapping.advise(mmap.MADV_HUGEPAGE)
         else:
-            self.buffer, self.dram = _map(self.file.fd, size, shared=self.shared)
+            self.mapping, self.dram = _map(self.file.fd, size, shared=self.shared)
         # Per page: DRAM's own page, written over the snapshot (the cache models set it).
         self.own_pages = None if self.shared else np.zeros(size // PAGE, np.uint8)
 
@@ -131,16 +165,15 @@ class Storage:
                 written = 0
                 while written < piece.size:
                     written += os.pwrite(self.file.fd, piece[written:], start + written)
-            self.buffer.madvise(mmap.MADV_DONTNEED, start, piece.size)
+            self.mapping.advise(mmap.MADV_DONTNEED, start, piece.size)
         self.anonymous = False
-        self.buffer, self.dram = _map(self.file.fd, self.size, shared=True)
+        self.mapping, self.dram = _map(self.file.fd, self.size, shared=True)
 
     def loaded_bytes(self) -> np.ndarray | None:
         """The span's bytes as they were loaded, read-only (None: zeros)."""
         if self.shared:
             return None
-        buffer = mmap.mmap(self.file.fd, self.size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
-        return np.frombuffer(buffer, dtype=np.uint8)
+        return Mapping(self.size, mmap.MAP_PRIVATE, self.file.fd, mmap.PROT_READ).array()
 
     def copy(self, start: int, size: int) -> np.ndarray:
         """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
@@ -159,49 +192,29 @@ class Storage:
         """Nothing will run again: take DRAM out of the process's resident pages (the file
         keeps them; they come back when read)."""
         self.settle()
-        if self.shared and hasattr(mmap, "MADV_DONTNEED"):
-            self.buffer.madvise(mmap.MADV_DONTNEED)
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-_MAP_FIXED = 0x10  # Linux; the mmap module does not export it
-_MAP_FAILED = ctypes.c_void_p(-1).value
+        if self.shared:
+            self.mapping.advise(mmap.MADV_DONTNEED)
 
 
 class View:
-    """The cache's view of STORAGE: host memory the engines map, `array` at `address`,
-    which shows DRAM where the cache model (sim.cache) says so."""
+    """The cache's view of STORAGE when it is not DRAM itself (sim.cache): host memory
+    the engines map, `array` at `address`. Over a snapshot it is a copy-on-write mapping
+    of the snapshot, so a filled page shares the snapshot's memory until written; over
+    zeros it is anonymous memory."""
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         if storage.shared:
-            self._buffer = mmap.mmap(-1, storage.size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            self._mapping, self.array = anonymous_memory(storage.size)
         else:
-            self._buffer = mmap.mmap(storage.file.fd, storage.size, flags=mmap.MAP_PRIVATE,
-                                     prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        self.array = np.frombuffer(self._buffer, dtype=np.uint8)
-        self.address = ctypes.addressof(ctypes.c_char.from_buffer(self._buffer))
+            self._mapping, self.array = _map(storage.file.fd, storage.size, shared=False)
+        self.address = self._mapping.address
         self.own_pages = storage.own_pages
 
     def forget(self, start: int, size: int) -> None:
         """Drop the view's copies of bytes [START, START + SIZE): they show what is under
-        them again, zeros or the file's pages."""
-        self._buffer.madvise(mmap.MADV_DONTNEED, start, size)
-
-    def share(self, start: int, size: int) -> bool:
-        """Bytes [START, START + SIZE) of the view equal DRAM's: show DRAM's own pages
-        there (copy-on-write) and drop the view's copies. False when that cannot be done:
-        DRAM over a snapshot has pages of its own that no mapping of a file shows, and
-        the kernel can refuse more mappings."""
-        if not self.storage.shared:
-            return False
-        got = _libc.mmap(self.address + start, size, mmap.PROT_READ | mmap.PROT_WRITE,
-                         mmap.MAP_PRIVATE | _MAP_FIXED, self.storage.file.fd, start)
-        if got in (None, _MAP_FAILED):
-            return False
-        return True
+        them again, zeros or the snapshot's pages."""
+        self._mapping.advise(mmap.MADV_DONTNEED, start, size)
 
     def release(self) -> None:
         """Nothing will run again: give every page of the view back."""

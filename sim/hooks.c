@@ -95,6 +95,7 @@ typedef struct {
     uint64_t block_size;
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
+    int64_t counting; /* count_block is hooked */
 } Core;
 
 static Span *find(Core *core, uint64_t address) {
@@ -167,7 +168,11 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
 static void maybe_grow(Core *core, void *uc) {
     if (core->grow_at && core->fills >= core->grow_at && !core->grow) {
         core->grow = 1;
-        core->emu_stop(uc);
+        /* A stop from here ends the run inside the current block, after count_block
+         * counted all of it: where the block hook runs, it stops the run at the next
+         * block instead, before counting it, so that cycles and turns stay exact. */
+        if (!core->counting)
+            core->emu_stop(uc);
     }
 }
 
@@ -233,6 +238,10 @@ static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
 }
 
 void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
+    if (core->grow) { /* the fill hook asked for a stop (maybe_grow): before this block */
+        core->emu_stop(uc);
+        return;
+    }
     uint64_t count = instructions(core, address, size);
     if (core->budget_on) {
         if (count > core->remaining) {

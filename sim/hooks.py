@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,7 @@ class CoreState(ctypes.Structure):
         ("block_size", ctypes.c_uint64),
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
+        ("counting", ctypes.c_int64),
     ]
 
 
@@ -128,7 +130,7 @@ def _build() -> Path:
     source = SOURCE.read_bytes()
     command = [sys.executable, "-m", "ziglang", "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
     digest = hashlib.sha256(source + " ".join(command[1:]).encode())
-    digest.update(metadata.version("ziglang").encode())
+    digest.update(f"{metadata.version('ziglang')} {sys.platform} {platform.machine()}".encode())
     library = _cache_dir() / "host" / f"hooks-{digest.hexdigest()[:24]}.so"
     if library.exists():
         return library

@@ -8,7 +8,7 @@ the R_RISCV_RELATIVE relocations for that base.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ class ThreadImage:
     """What a thread's ELF puts in memory, relative to the base it is loaded at."""
 
     path: Path
-    data: bytes  # the whole image, .bss included, PAGE-aligned in size
+    data: bytes = field(repr=False)  # the whole image, .bss included, PAGE-aligned in size
     entry: int
     halt: int  # kmx__halt: where a core that returned from kmx_main stops
     relocations: tuple[tuple[int, int], ...]  # (offset, addend): *(base+offset) = base+addend

@@ -81,8 +81,7 @@ class Span:
         cache's view of STORAGE (sim.dram.View), or (DIRECT) its DRAM itself
         (sim.cache: the card-mode fast way)."""
         if direct:
-            address = ctypes.addressof(ctypes.c_char.from_buffer(storage.buffer))
-            span = cls(name, "region", base, storage.size, storage.dram, address)
+            span = cls(name, "region", base, storage.size, storage.dram, storage.mapping.address)
             span.region = CachedRegion(storage.dram, storage.dram, direct=storage)
             return span
         view = View(storage)
@@ -129,10 +128,10 @@ class AddressSpace:
             raise MemoryAccessError(address, size, f"which runs past the end of {span.label}")
         return span
 
-    def _through_cache(self, span: Span, offset: int, size: int, write: bool) -> None:
+    def _through_cache(self, span: Span, offset: int, size: int, write: bool, core=None) -> None:
         if span.region is not None:
             for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
-                span.region.access(page, write)
+                span.region.access(page, write, core)
 
     def peek(self, address: int, size: int) -> bytes:
         """SIZE bytes as they are, for the simulator's own eyes (a fault message, a frame
@@ -148,11 +147,12 @@ class AddressSpace:
         self._through_cache(span, offset, size, write=False)
         return span.array[offset : offset + size].tobytes()
 
-    def write(self, address: int, data: bytes) -> None:
-        """Store DATA as a core would."""
+    def write(self, address: int, data: bytes, core=None) -> None:
+        """Store DATA as CORE (a sim.core.Core, making a kmx call) would: the cache model
+        remembers where the thread was for a first write."""
         span = self._span_for(address, len(data))
         offset = address - span.base
-        self._through_cache(span, offset, len(data), write=True)
+        self._through_cache(span, offset, len(data), True, core)
         span.array[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
     def read_string(self, address: int, limit: int = 4096) -> str:

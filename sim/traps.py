@@ -107,7 +107,7 @@ class TrapTable:
         region = self.cluster.regions[region_id] if known else None
         if bytes_pointer:
             size = region.size if region else 0
-            self.cluster.memory.write(bytes_pointer, struct.pack("<Q", size))
+            self.cluster.memory.write(bytes_pointer, struct.pack("<Q", size), core)
         return region.address if region else 0
 
     def invalidate(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:

@@ -303,3 +303,40 @@ def test_stale_bytes_are_counted_from_the_regions_own_start(tmp_path):
     whole = UNALIGNED.replace("i < 36", "i < bytes").replace("    data[40] = 9;", "    data[40] = 8;")
     run, _, _ = run_source(tmp_path, whole, mode="strict", regions={"data": np.zeros(100, np.uint8)})
     assert run.findings == [] and "\n  ww\n" in run.cache_report()  # no "b" mark
+
+
+# -- writes a kmx call makes on the thread's behalf ---------------------------------------------
+
+KMX_WRITES = """
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    uint64_t* d = (uint64_t*)kmx_region(0, 0);
+    kmx_region(0, d + 100);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["card", "strict"])
+def test_a_kmx_calls_unflushed_write_is_named_at_the_callers_line(tmp_path, mode):
+    """kmx_region(id, bytes) stores the size through BYTES, here into a region: the store is
+    the thread's, made at its kmx_region line, and never flushed."""
+    run, _, _ = run_source(tmp_path, KMX_WRITES, mode=mode, regions={"d": 4096})
+    [finding] = run.findings
+    assert finding.kind == "unflushed-write" and (finding.start, finding.end) == (768, 832)
+    assert finding.line == line_of(KMX_WRITES, "kmx_region(0, d + 100)") and finding.core == 0
+
+
+def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatch):
+    """The checker hears of stale reads inside the engine's hook, where an exception cannot
+    cross back: it is raised after the run instead, as the simulator's failure."""
+    from sim.checker import Checker
+
+    def broken(self, region, page):
+        raise ValueError("broken on purpose")
+
+    monkeypatch.setattr(Checker, "_stale_read", broken)
+    text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
+    with pytest.raises(km.ThreadFault, match="the coherence checker failed: ValueError"):
+        run_source(tmp_path, text)

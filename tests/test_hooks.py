@@ -55,9 +55,28 @@ def mixed_image(tmp_path_factory):
     return load_image(build_thread([source]))
 
 
-def _core(image):
+# Strides over 8 MiB, a page at a time: enough fills that the engine's TLB grows (the fill
+# hook stops the run between blocks, sim/hooks.c, maybe_grow) inside counted turns.
+STRIDE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    volatile uint8_t* r = (volatile uint8_t*)kmx_region(0, &bytes);
+    uint64_t sum = (uint64_t)core;
+    for (int pass = 0; pass < 16; pass++)
+        for (uint64_t at = (uint64_t)pass * 64; at < bytes; at += 4096 + 8) {
+            r[at] = (uint8_t)(r[at] + 1);
+            sum += r[(at * 7) % bytes];
+        }
+    return (int)(sum & 0xff);
+}
+"""
+
+
+def _core(image, region_bytes=256):
     card = Card()
-    cluster = card.place_thread(1, image, [("r", 256)], [], 2)  # two cores: the block hook is on
+    # two cores: the block hook is on
+    cluster = card.place_thread(1, image, [("r", region_bytes)], [], 2)
     return card, cluster.cores[0]
 
 
@@ -81,6 +100,38 @@ def test_a_turn_runs_exactly_its_count_as_unicorns_own_count_does(mixed_image, t
     finally:
         ours_card.stop()
         oracle_card.stop()
+
+
+@pytest.fixture(scope="module")
+def stride_image(tmp_path_factory):
+    source = tmp_path_factory.mktemp("stride") / "stride.c"
+    source.write_text(STRIDE)
+    return load_image(build_thread([source]))
+
+
+@settings(max_examples=10, deadline=None)
+@given(turn=st.integers(200, 5000))
+def test_turns_stay_exact_while_the_tlb_grows(stride_image, turn):
+    ours_card, ours = _core(stride_image, 8 << 20)
+    oracle_card, oracle = _core(stride_image, 8 << 20)
+    turns = 300_000 // turn
+    try:
+        for _ in range(turns):
+            ours.run(turn)
+            oracle.uc.emu_start(oracle.pc, oracle._halt, count=turn)
+            oracle.pc = oracle.uc.reg_read(UC_RISCV_REG_PC)
+            assert _registers(ours) == _registers(oracle)
+        assert ours.cycles == turns * turn
+        assert ours._tlb_entries > hooks_first_entries(), "the TLB never grew: the test tests nothing"
+    finally:
+        ours_card.stop()
+        oracle_card.stop()
+
+
+def hooks_first_entries() -> int:
+    from sim.core import TLB_FIRST_ENTRIES
+
+    return TLB_FIRST_ENTRIES
 
 
 CHASE = r"""

@@ -80,3 +80,29 @@ def test_anonymous_dram_moves_into_its_file_when_the_run_is_over():
     assert copy[5 * PAGE + 3] == 7 and copy[-1] == 9 and int(copy.sum()) == 16
     copy[:] = 1
     assert storage.copy(0, 64 * PAGE)[-1] == 9
+
+
+def test_reads_and_loads_keep_no_file_descriptors(kernels):
+    """Regions live in memfds, but the arrays read returns, the cache's views and the
+    loads keep no file descriptor of their own (a process has only so many)."""
+    import os
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    numbers = np.arange(1000, dtype=np.uint32)
+    program = km.Program("fds", kernels=kernels)
+    program.thread(cluster=1, sources=[LESSON / "thread" / "triple.c"],
+                   regions={"numbers": numbers, "tripled": numbers.nbytes})
+    kept = []
+    with km.Session() as session:
+        before = open_fds()
+        for _ in range(5):
+            run = session.load(program)
+            run.thread_result(timeout=30)
+            run.stop()
+            kept += [run.thread.read("tripled") for _ in range(100)]
+            kept += [run.thread.read("numbers") for _ in range(100)]
+        grown = open_fds() - before
+    assert grown <= 5 + 2, f"{grown} more file descriptors for 5 runs and 1,000 reads kept"
+    assert all((k.view(np.uint32) == numbers * 3).all() for k in kept[:100])
