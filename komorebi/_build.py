@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from komorebi._errors import CompileError, CompileWarning
+from sim.build_cache import cache_dir
 
 RUNTIME = Path(__file__).resolve().parent.parent / "kmx_runtime"
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
@@ -69,14 +70,6 @@ def _compiler_identity(command: list[str]) -> str:
         return f"{found} {stat.st_size} {stat.st_mtime_ns}"
     except OSError:
         return found
-
-
-def cache_dir() -> Path:
-    configured = os.environ.get("KMX_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "komorebi-sim"
 
 
 def _inputs(sources: Sequence[Path]) -> list[Path]:

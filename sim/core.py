@@ -233,7 +233,7 @@ class Core:
             return False  # the run would have ended here anyway
         self.flush_tlb()
         self._tlb_entries *= 2
-        self._grow_at = self.native.fills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
+        self._grow_at = self.native.refills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
         self.native.grow_at = self._grow_at
         return True
 

@@ -96,6 +96,7 @@ typedef struct {
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
     int64_t counting; /* count_block is hooked */
+    uint64_t refills; /* fills of region pages the TLB had held before */
 } Core;
 
 static Span *find(Core *core, uint64_t address) {
@@ -162,11 +163,11 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
 /* The engine's TLB starts with 256 entries, direct-mapped, and QEMU grows it only when
  * it is flushed while most of its entries are in use. A thread that ranges over more pages
  * than that (a pointer chase over 32 MiB touches 8192) would miss on most accesses and
- * come here each time, for ever. So after many fills the run stops (sim/core.py flushes
+ * come here each time, for ever. So after many refills the run stops (sim/core.py flushes
  * the TLB and goes on): each such flush doubles the TLB, until it holds what the thread
  * uses and the fills stop. Stopping here ends the run after the current instruction. */
 static void maybe_grow(Core *core, void *uc) {
-    if (core->grow_at && core->fills >= core->grow_at && !core->grow) {
+    if (core->grow_at && core->refills >= core->grow_at && !core->grow) {
         core->grow = 1;
         /* A stop from here ends the run inside the current block, after count_block
          * counted all of it: where the block hook runs, it stops the run at the next
@@ -178,7 +179,6 @@ static void maybe_grow(Core *core, void *uc) {
 
 int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
     core->fills++;
-    maybe_grow(core, uc);
     Span *span = find(core, address);
     if (!span)
         goto refuse;
@@ -188,7 +188,15 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
         if (type == UC_MEM_FETCH)
             goto refuse;
         uint64_t page = (address - span->base) / PAGE;
-        int writable = access(span->region, page, type == UC_MEM_WRITE, core, uc);
+        Region *r = span->region;
+        /* Only a page the TLB held before and lost counts toward growing it: a thread
+         * that streams through memory fills each page once, and gains nothing from a
+         * bigger TLB. */
+        if (r->filled[page] && (type != UC_MEM_WRITE || r->writable[page])) {
+            core->refills++;
+            maybe_grow(core, uc);
+        }
+        int writable = access(r, page, type == UC_MEM_WRITE, core, uc);
         entry->perms = writable ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ;
         return 1;
     }

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.build_cache import cache_dir
+
 SOURCE = Path(__file__).with_name("hooks.c")
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
@@ -104,6 +106,7 @@ class CoreState(ctypes.Structure):
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
         ("counting", ctypes.c_int64),
+        ("refills", ctypes.c_uint64),
     ]
 
 
@@ -118,20 +121,12 @@ def host_pointer(address: int) -> ctypes.POINTER(ctypes.c_uint8):
     return ctypes.cast(address, _u8)
 
 
-def _cache_dir() -> Path:
-    configured = os.environ.get("KMX_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "komorebi-sim"
-
-
 def _build() -> Path:
     source = SOURCE.read_bytes()
     command = [sys.executable, "-m", "ziglang", "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
     digest = hashlib.sha256(source + " ".join(command[1:]).encode())
     digest.update(f"{metadata.version('ziglang')} {sys.platform} {platform.machine()}".encode())
-    library = _cache_dir() / "host" / f"hooks-{digest.hexdigest()[:24]}.so"
+    library = cache_dir() / "host" / f"hooks-{digest.hexdigest()[:24]}.so"
     if library.exists():
         return library
     library.parent.mkdir(parents=True, exist_ok=True)
