@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 
 from sim import hooks
-from sim.layout import LINE, PAGE
+from sim.layout import LINE, PAGE, runs
 
 if TYPE_CHECKING:
     from sim.dram import Storage, View
@@ -82,17 +82,6 @@ IN_DRAM, CLEAN_COPY, LOADED = range(3)
 # What happened to a line, in rising order of importance: the picture shows the highest.
 # FLUSHED_STALE: a flush wrote it back carrying stale bytes the thread never wrote.
 UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range(7)
-
-
-def _runs(pages: np.ndarray) -> Iterator[tuple[int, int]]:
-    """[first, end) of each run of consecutive page numbers in PAGES (sorted), at most
-    CHUNK_PAGES long."""
-    if pages.size == 0:
-        return
-    breaks = np.flatnonzero(np.diff(pages) != 1) + 1
-    for first, last in zip(pages[np.r_[0, breaks]].tolist(), pages[np.r_[breaks - 1, pages.size - 1]].tolist()):
-        for start in range(first, last + 1, CHUNK_PAGES):
-            yield start, min(start + CHUNK_PAGES, last + 1)
 
 
 def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:
@@ -247,7 +236,7 @@ class CachedRegion:
         """[start, end) of runs of pages written since they were last clean, each with
         its clean bytes in one place (`_reference`), and that place."""
         pages = np.flatnonzero(self._writable)
-        for start, end in _runs(pages):
+        for start, end in runs(pages, CHUNK_PAGES):
             where = self._reference(start, end)
             edges = np.flatnonzero(np.diff(where)) + 1 + start
             bounds = [start, *edges.tolist(), end]

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from sim.layout import BANK_BYTES, PAGE, align_up
+from sim.layout import BANK_BYTES, PAGE, align_up, runs
 
 _CHUNK = 64 << 20  # bytes written to a snapshot at a time (no temporary of the whole array)
 
@@ -181,11 +181,8 @@ class Storage:
         self.settle()
         _, array = _map(self.file.fd, self.size, shared=False)
         if self.own_pages is not None:  # a mapping of the snapshot lacks DRAM's own pages
-            own = np.flatnonzero(self.own_pages)
-            if own.size:
-                breaks = np.flatnonzero(np.diff(own) != 1) + 1
-                for first, last in zip(own[np.r_[0, breaks]].tolist(), own[np.r_[breaks - 1, own.size - 1]].tolist()):
-                    array[first * PAGE : (last + 1) * PAGE] = self.dram[first * PAGE : (last + 1) * PAGE]
+            for first, end in runs(np.flatnonzero(self.own_pages)):
+                array[first * PAGE : end * PAGE] = self.dram[first * PAGE : end * PAGE]
         return array[start : start + size]
 
     def release(self) -> None:

@@ -9,6 +9,9 @@ core (each with an unmapped guard page below it), then the regions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -80,3 +83,15 @@ def human_bytes(n: int) -> str:
     if n >= MiB:
         return f"{n / MiB:.1f} MiB ({n} bytes)"
     return f"{n} bytes"
+
+
+def runs(numbers: np.ndarray, longest: int | None = None) -> Iterator[tuple[int, int]]:
+    """[first, end) of each run of consecutive integers in NUMBERS (sorted), cut into
+    pieces at most LONGEST long: the pages to copy or compare, run by run."""
+    if numbers.size == 0:
+        return
+    breaks = np.flatnonzero(np.diff(numbers) != 1) + 1
+    for first, last in zip(numbers[np.r_[0, breaks]].tolist(), numbers[np.r_[breaks - 1, numbers.size - 1]].tolist()):
+        step = longest or last + 1 - first
+        for start in range(first, last + 1, step):
+            yield start, min(start + step, last + 1)
