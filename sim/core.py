@@ -163,7 +163,8 @@ class Core:
 
     @property
     def cycles(self) -> int:
-        """Instructions begun, counted only when the thread calls kmx_cycles."""
+        """Instructions begun, counted by the block hook (a thread that calls kmx_cycles or
+        runs on several cores)."""
         return self.native.cycles
 
     @cycles.setter
