@@ -11,7 +11,15 @@
         tripled = run.thread.read("tripled").view(np.uint32)
 """
 
-from komorebi._errors import CoherenceWarning, CompileError, CompileWarning, KomorebiError, NotSimulatedWarning, ThreadFault
+from komorebi._errors import (
+    CoherenceWarning,
+    CompileError,
+    CompileWarning,
+    KomorebiError,
+    NotSimulatedWarning,
+    OutputWarning,
+    ThreadFault,
+)
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from komorebi._session import Run, Session, Thread
@@ -24,6 +32,7 @@ __all__ = [
     "Finding",
     "KomorebiError",
     "NotSimulatedWarning",
+    "OutputWarning",
     "Program",
     "Run",
     "Session",

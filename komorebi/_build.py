@@ -1,37 +1,42 @@
-"""Compiling a thread: the compiler driver and its content-addressed build cache.
+"""Compiling a thread: the compiler driver over the build cache (sim.build_cache).
 
 The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for
 rv64gc. `KMX_CC` names another command that takes clang's or gcc's flags; `KMX_CFLAGS`
-adds flags (for example `-O0`). The ELF keeps its debug info, so faults and findings can
-name source lines.
+adds flags (for example `-O0`) to every compile and to the link. The ELF keeps its debug
+info, so faults and findings can name source lines.
 
-The cache key is a hash of the compiler, the flags, the runtime (kmx_runtime/), and every
-source file with every header beside it; an entry is the linked ELF. An unchanged thread is
-never compiled twice. The cache lives in `KMX_CACHE_DIR`, or `~/.cache/komorebi-sim`.
+A thread is built as a C toolchain builds a program: each source (the runtime's and the
+thread's) compiled to an object, then the objects linked. Each step is an entry of the
+build cache:
+
+- an object's key is the compiler, its flags and the source (path and bytes); its
+  manifest holds every file the compile read, from the compiler's depfile (`-MD -MF`),
+  and the compiler's messages;
+- an ELF's key is the compiler, the link flags, the linker script and the objects.
+
+So an unchanged thread is never compiled twice, an edit to any file a compile read
+(wherever it is) compiles that source again, and the compiler's warnings are shown at
+every load that uses the build.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
-import subprocess
-import sys
-import tempfile
-import warnings
-from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from komorebi._errors import CompileError, CompileWarning
-from sim.build_cache import cache_dir
+from komorebi._errors import CompileError, CompileWarning, warn_at_caller
+from sim import build_cache, toolchain
+from sim.build_cache import BuildError
 
 RUNTIME = Path(__file__).resolve().parent.parent / "kmx_runtime"
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
-HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".inc")
+LINKER_SCRIPT = RUNTIME / "kmx.ld"
 
 ZIG_TARGET = ["-target", "riscv64-freestanding-none", "-mcpu=baseline_rv64"]
-FLAGS = [
+COMPILE_FLAGS = [
     "-O2",
     "-g",
     "-mcmodel=medany",
@@ -42,106 +47,173 @@ FLAGS = [
     "-fno-asynchronous-unwind-tables",
     "-fno-unwind-tables",
     "-fno-sanitize=all",
+]
+# A frame bigger than a page is probed a page at a time as it is made, so that a stack
+# overflow meets the guard below the stack, whatever the frame's size (sim.layout). clang's
+# driver takes -fstack-clash-protection only for Linux targets; its front end takes it for
+# any RISC-V target.
+ZIG_PROBES = ["-Xclang", "-fstack-clash-protection"]
+LINK_FLAGS = [
+    "-g",  # keep the symbols and the DWARF (zig strips them at -Os without it)
+    "-fPIE",
     "-Wl,--no-gc-sections",  # a removed function keeps DWARF rows at address 0
     "-Wl,--no-dynamic-linker",
     "-Wl,-z,norelro",
 ]
 
-compiler_runs = 0  # how many times this process ran the compiler (the tests look)
+compiler_runs = 0  # how many builds this process compiled (the tests look)
 
 
-def compiler_command() -> list[str]:
-    """The compiler and the target flags it needs."""
+@dataclass(frozen=True)
+class Toolchain:
+    command: tuple[str, ...]  # the compiler and the target flags it needs
+    identity: str  # what stands for its version in the keys
+    custom: bool  # KMX_CC
+
+    @property
+    def clang_like(self) -> bool:
+        return not self.custom or "clang" in Path(self.command[0]).name
+
+    def compile_flags(self) -> list[str]:
+        return [*COMPILE_FLAGS, *([] if self.custom else ZIG_PROBES), *_user_flags()]
+
+    def link_flags(self) -> list[str]:
+        # KMX_CFLAGS go to the link too (a -mcpu or -march picks the libraries); clang
+        # would warn of the ones only a compile uses.
+        quiet = ["-Qunused-arguments"] if self.clang_like else []
+        return [*LINK_FLAGS, "-T", str(LINKER_SCRIPT), *quiet, *_user_flags()]
+
+
+def _user_flags() -> list[str]:
+    return shlex.split(os.environ.get("KMX_CFLAGS", ""))
+
+
+def toolchain_in_use() -> Toolchain:
     custom = os.environ.get("KMX_CC")
-    if custom:
-        return shlex.split(custom)
-    return [sys.executable, "-m", "ziglang", "cc", *ZIG_TARGET]
-
-
-def _compiler_identity(command: list[str]) -> str:
-    if not os.environ.get("KMX_CC"):
-        return "ziglang " + metadata.version("ziglang")
+    if not custom:
+        return Toolchain((*toolchain.zig(), "cc", *ZIG_TARGET), "ziglang " + toolchain.zig_version(), False)
+    command = tuple(shlex.split(custom))
     # A custom compiler: its resolved path, size and time stand for its version.
     from shutil import which
 
     found = which(command[0]) or command[0]
     try:
         stat = os.stat(found)
-        return f"{found} {stat.st_size} {stat.st_mtime_ns}"
+        identity = f"{found} {stat.st_size} {stat.st_mtime_ns}"
     except OSError:
-        return found
-
-
-def _inputs(sources: Sequence[Path]) -> list[Path]:
-    """Every file a build reads: the runtime, the sources, and the headers beside them."""
-    files = {RUNTIME / name for name in (*RUNTIME_SOURCES, "kmx.h", "kmx.ld")}
-    for source in sources:
-        files.add(source)
-        files.update(p for p in source.parent.iterdir() if p.suffix in HEADER_SUFFIXES and p.is_file())
-    return sorted(files)
-
-
-def build_key(sources: Sequence[Path], command: list[str], flags: list[str]) -> str:
-    digest = hashlib.sha256()
-    for part in (_compiler_identity(command), *command, "--", *flags):
-        digest.update(part.encode() + b"\0")
-    for path in _inputs(sources):
-        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:32]
+        identity = found
+    return Toolchain(command, identity, True)
 
 
 def build_thread(sources: Sequence[Path]) -> Path:
-    """The linked ELF of a thread made of SOURCES: from the cache, or compiled now.
-    Raises CompileError with the compiler's own messages."""
+    """The linked ELF of a thread made of SOURCES: from the cache, or built now. Shows
+    the compiler's warnings (km.CompileWarning) every time. Raises CompileError with the
+    compiler's own messages, or with what to do when the build could not run."""
+    try:
+        return _build(sources)
+    except BuildError as error:
+        raise CompileError(str(error)) from None
+
+
+def _build(sources: Sequence[Path]) -> Path:
     global compiler_runs
-    sources = [Path(s).resolve() for s in sources]
-    command = compiler_command()
-    flags = FLAGS + shlex.split(os.environ.get("KMX_CFLAGS", ""))
-    key = build_key(sources, command, flags)
-    elf = cache_dir() / key / "thread.elf"
-    said = elf.parent / "warnings.txt"
-    if elf.exists():
-        if said.exists():  # a cache hit says again what the compiler said
-            _warn(said.read_text())
-        return elf
-    elf.parent.mkdir(parents=True, exist_ok=True)
-    runtime = [str(RUNTIME / name) for name in RUNTIME_SOURCES]
-    with tempfile.TemporaryDirectory(dir=elf.parent) as scratch:
-        output = Path(scratch) / "thread.elf"
-        argv = [
-            *command,
-            *flags,
-            "-I",
-            str(RUNTIME),
-            "-T",
-            str(RUNTIME / "kmx.ld"),
-            *runtime,
-            *map(str, sources),
-            "-o",
-            str(output),
-        ]
+    tools = toolchain_in_use()
+    every = [RUNTIME / name for name in RUNTIME_SOURCES] + [Path(s).resolve() for s in sources]
+    compiled_before = _compiles
+    objects = [_object(tools, source) for source in every]
+    elf, link_messages = _link(tools, [path for path, _ in objects])
+    if _compiles != compiled_before:
         compiler_runs += 1
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True)
-        except FileNotFoundError:
-            raise CompileError(
-                f"the compiler {command[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",
-                command=argv,
-            ) from None
-        if done.returncode != 0 or not output.exists():
-            raise CompileError((done.stderr + done.stdout).strip(), command=argv)
-        messages = (done.stderr + done.stdout).strip()
-        if "warning:" in messages:
-            said.write_text(messages)
-            _warn(messages)
-        os.replace(output, elf)
+    said = "\n".join(m for m in [*(m for _, m in objects), link_messages] if m)
+    if "warning:" in said:  # a cache hit says again what the compiler said
+        warn_at_caller(CompileWarning(said))
     return elf
 
 
-def _warn(messages: str) -> None:
-    # Point the warning at the caller's line (session.load), past komorebi's own frames.
-    here = Path(__file__).resolve().parent
-    frame, level = sys._getframe(1), 2
-    while frame is not None and Path(frame.f_code.co_filename).resolve().parent == here:
-        frame, level = frame.f_back, level + 1
-    warnings.warn(CompileWarning(messages), stacklevel=level)
+_compiles = 0  # compiler processes this process ran
+
+
+def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
+    """SOURCE compiled to an object: (its path, the compiler's messages)."""
+    global _compiles
+    flags = tools.compile_flags()
+    key = build_cache.key_of(["object", tools.identity, *tools.command, "--", *flags, str(source), source.read_bytes()])
+    found = build_cache.lookup("objects", key)
+    if found is not None:
+        return found[0]["object"], found[1].get("messages", "")
+    with build_cache.scratch("objects") as folder:
+        output, depfile = folder / "object.o", folder / "object.d"
+        argv = [*tools.command, *flags, "-I", str(RUNTIME), "-c", str(source), "-o", str(output),
+                "-MD", "-MF", str(depfile)]
+        _compiles += 1
+        done = _run(argv, source.name)
+        messages = done.output.strip()
+        if done.returncode != 0 or not output.exists():
+            raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
+        inputs = {source, *_depfile_paths(depfile)}
+        kept = build_cache.store("objects", key, {"object": output}, inputs, messages=messages)
+    return kept["object"], messages
+
+
+def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
+    """OBJECTS linked into a thread's ELF: (its path, the linker's messages)."""
+    global _compiles
+    flags = tools.link_flags()
+    key = build_cache.key_of(
+        ["elf", tools.identity, *tools.command, "--", *flags, LINKER_SCRIPT.read_bytes(),
+         *(build_cache.file_hash(o) for o in objects)]
+    )
+    found = build_cache.lookup("threads", key)
+    if found is not None:
+        return found[0]["thread"], found[1].get("messages", "")
+    with build_cache.scratch("threads") as folder:
+        output = folder / "thread.elf"
+        argv = [*tools.command, *flags, *map(str, objects), "-o", str(output)]
+        _compiles += 1
+        done = _run(argv, "the thread")
+        messages = done.output.strip()
+        if done.returncode != 0 or not output.exists():
+            raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
+        kept = build_cache.store("threads", key, {"thread": output}, [], messages=messages)
+    return kept["thread"], messages
+
+
+def _run(argv: list[str], what: str) -> toolchain.Done:
+    try:
+        return toolchain.run(argv, what=what)
+    except FileNotFoundError:
+        raise CompileError(
+            f"the compiler {argv[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",
+            command=argv,
+        ) from None
+
+
+def _depfile_paths(depfile: Path) -> list[Path]:
+    """The files a make-style depfile names after its target (none when the compiler
+    wrote none, as for plain assembly). Relative names are the compiler's cwd's, ours."""
+    try:
+        text = depfile.read_text()
+    except FileNotFoundError:
+        return []
+    words, word, escaped = [], "", False
+    text = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("$$", "$")
+    for char in text:
+        if escaped:
+            word += char if char in " #\\" else "\\" + char
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char.isspace():
+            if word:
+                words.append(word)
+            word = ""
+        else:
+            word += char
+    if word:
+        words.append(word)
+    # The target ends with ':' ("object.o:"), or the ':' stands alone.
+    for i, word in enumerate(words):
+        if word.endswith(":"):
+            words = words[i + 1 :]
+            break
+    return [Path(os.path.abspath(w)) for w in words]

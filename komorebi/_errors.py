@@ -8,7 +8,8 @@
     UserWarning
      ├── CoherenceWarning        a coherence finding, at the thread's file and line
      ├── CompileWarning          the compiler warned about a thread's code
-     └── NotSimulatedWarning     a Tensix kernel that does something (the simulator runs none)
+     ├── NotSimulatedWarning     a Tensix kernel that does something (the simulator runs none)
+     └── OutputWarning           a thread's printed lines could not be written to stdout
 
 Every message, its cause and what to do: docs/errors.md.
 
@@ -18,7 +19,20 @@ parameter and what was expected.
 
 from __future__ import annotations
 
+import sys
+import warnings
+from pathlib import Path
 from typing import Sequence
+
+_HERE = Path(__file__).resolve().parent
+
+
+def warn_at_caller(warning: Warning) -> None:
+    """Issue WARNING at the user's line: the first frame outside komorebi's own files."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and Path(frame.f_code.co_filename).resolve().parent == _HERE:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(warning, stacklevel=level)
 
 
 class KomorebiError(Exception):
@@ -86,3 +100,9 @@ class CompileWarning(UserWarning):
 
 class NotSimulatedWarning(UserWarning):
     """A Tensix kernel does something, and the simulator runs no Tensix code."""
+
+
+class OutputWarning(UserWarning):
+    """Python's standard output could not take what a thread printed (a closed pipe, a
+    closed file): the host's trouble, not the thread's, which went on. Issued when the run
+    stops; the lines are in `Thread.output`."""

@@ -68,7 +68,8 @@ class Program:
         self.kernels = folder
         self.threads: dict[int, ThreadSpec] = {}
         for kernel in sorted(folder.iterdir()):
-            if kernel.suffix in KERNEL_SUFFIXES and not _is_empty_kernel(kernel):
+            # (a folder or a pipe named like a kernel is not one: is_file is False for both)
+            if kernel.suffix in KERNEL_SUFFIXES and kernel.is_file() and not _is_empty_kernel(kernel):
                 warnings.warn(
                     f"kernel {kernel.name} is not simulated: the simulator runs no Tensix code",
                     NotSimulatedWarning,
@@ -125,6 +126,11 @@ class Program:
             checked_regions.append((name, _region_content(name, content)))
         if isinstance(words, (str, bytes)) or not isinstance(words, (Sequence, np.ndarray)):
             raise TypeError(f"words must be a sequence of ints, not {type(words).__name__}")
+        if isinstance(words, np.ndarray) and words.ndim != 1:
+            raise TypeError(
+                f"words must be a sequence of ints, not a {words.ndim}-dimensional numpy array "
+                "(one number goes in a list: words=[7]; a table, flattened: words=table.ravel())"
+            )
         if len(words) > MAX_WORDS:
             raise ValueError(f"words: {len(words)} words; a thread takes at most {MAX_WORDS}")
         checked_words = []

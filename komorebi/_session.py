@@ -6,6 +6,7 @@ import math
 import numbers as _numbers
 import threading
 import warnings
+import weakref
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,12 @@ import numpy as np
 
 from komorebi._build import build_thread
 from komorebi._cache_map import cache_map_svg, cache_report
-from komorebi._errors import CoherenceWarning, CompileError, ThreadFault
+from komorebi._errors import CoherenceWarning, CompileError, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._program import Program
 from komorebi._results import ThreadResult
+from sim.build_cache import BuildError
 from sim.card import Card
+from sim.console import KEEP as OUTPUT_KEPT
 from sim.checker import Finding
 from sim.cluster import Cluster
 from sim.faults import CoreFault
@@ -46,7 +49,10 @@ def _seconds(timeout: Any) -> float | None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, _numbers.Real):
         raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
-    seconds = float(timeout)
+    try:
+        seconds = float(timeout)
+    except OverflowError:  # a whole number (or a fraction) too big for a float
+        seconds = math.inf if timeout > 0 else -math.inf
     if math.isnan(seconds) or seconds < 0:
         raise ValueError(f"timeout must be a number of seconds >= 0, or None to wait for ever; not {timeout}")
     if seconds > threading.TIMEOUT_MAX:  # longer than the host can wait in one go
@@ -61,21 +67,72 @@ class Threads(dict):
         raise KeyError(f"no thread on cluster {cluster!r}; the threads are on clusters {sorted(self)}")
 
 
+class _Loaded:
+    """What a load made, shared by its Run and its Threads: the card, and whether the run
+    is stopped. When neither the Run nor any of its Threads can be reached, the card is
+    abandoned (sim.card): its cores stop and all it holds is freed."""
+
+    def __init__(self, card: Card) -> None:
+        self.card = card
+        self.stopped = False
+        self._stopping = threading.Lock()
+        weakref.finalize(self, card.abandon)
+
+    def check_process(self) -> None:
+        if self.card.foreign:
+            raise RuntimeError(
+                f"this run was loaded by process {self.card.pid}; a forked child process "
+                "cannot use it (its memory is the parent's). Load the program again in the "
+                "child"
+            )
+
+    def stop(self) -> None:
+        """See Run.stop."""
+        self.check_process()
+        with self._stopping:
+            if self.stopped:
+                return
+            self.card.stop()
+            self.stopped = True
+            for finding in self.findings():
+                warnings.warn_explicit(
+                    CoherenceWarning(finding.message), CoherenceWarning, finding.file or "<thread>", finding.line or 0
+                )
+            for number, cluster in sorted(self.card.clusters.items()):
+                error = cluster.console.host_error
+                if error is not None:
+                    warn_at_caller(OutputWarning(
+                        f"the lines the thread on cluster {number} printed could not all be "
+                        f"written to Python's standard output ({error!r}); the host's output "
+                        f"failed, not the thread. They are kept in run.threads[{number}].output"
+                    ))
+
+    def findings(self) -> list[Finding]:
+        return [f for _, cluster in sorted(self.card.clusters.items()) for f in cluster.checker.findings]
+
+
 class Thread:
     """A thread of a run, on one cluster: its results, its printed text, its regions."""
 
-    def __init__(self, run: "Run", cluster: Cluster) -> None:
-        self._run = run
+    def __init__(self, loaded: _Loaded, cluster: Cluster) -> None:
+        self._loaded = loaded
         self._cluster = cluster
         self.cluster = cluster.number
         self.cores = len(cluster.cores)
         self.fault: ThreadFault | None = None
-        self._ended = False
+        self._fault_made = threading.Lock()
 
     @property
     def output(self) -> str:
-        """Everything the thread printed with kmx_print, without the prefixes."""
-        return "".join(self._cluster.output)
+        """What the thread printed with kmx_print, without the prefixes: its latest lines,
+        at most km.Session's `output_limit` characters of them (`output_dropped` counts
+        the older lines that were let go; all of them went to standard output)."""
+        return self._cluster.console.text
+
+    @property
+    def output_dropped(self) -> int:
+        """How many of the thread's first lines `output` no longer holds."""
+        return self._cluster.console.dropped
 
     @property
     def region_names(self) -> list[str]:
@@ -84,36 +141,34 @@ class Thread:
     def result(self, timeout: float | None = None) -> ThreadResult:
         """The thread's next result; see Run.thread_result."""
         timeout = _seconds(timeout)
-        if self.fault is not None:
-            raise self.fault
-        if self._ended:
-            raise RuntimeError(
-                f"the thread on cluster {self.cluster} has ended and its final result was "
-                "already returned"
-            )
-        if self._run.stopped:  # nothing more will come: hand over what is left, or say so
-            item = self._cluster.outbox.take(0)
-            if item is None:
-                raise RuntimeError(
-                    f"the run was stopped before the thread on cluster {self.cluster} "
-                    "handed another result"
-                )
-        else:
-            item = self._cluster.outbox.take(timeout)
-            if item is None and self._cluster.outbox.closed:  # stopped while we waited
-                raise RuntimeError(
-                    f"the run was stopped before the thread on cluster {self.cluster} "
-                    "handed another result"
-                )
+        self._loaded.check_process()
+        outbox = self._cluster.outbox
+        item = outbox.take(timeout)
         if item is None:
-            raise TimeoutError(
-                f"the thread on cluster {self.cluster} handed no result in {timeout} s"
-            )
+            last = outbox.last
+            if last is not None and last.fault is not None:
+                raise self._fault(last)
+            if last is not None:  # taken before, here or by another Python thread
+                raise RuntimeError(
+                    f"the thread on cluster {self.cluster} has ended and its final result was "
+                    "already returned"
+                )
+            if outbox.closed:  # stopped before, or while we waited
+                raise RuntimeError(
+                    f"the run was stopped before the thread on cluster {self.cluster} "
+                    "handed another result"
+                )
+            raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s")
         if item.fault is not None:
-            self.fault = _thread_fault(item.fault)
-            raise self.fault
-        self._ended = item.final
+            raise self._fault(item)
         return ThreadResult(item.words, item.final, item.code, item.codes)
+
+    def _fault(self, item) -> ThreadFault:
+        """The thread's ThreadFault: the same one every time."""
+        with self._fault_made:
+            if self.fault is None:
+                self.fault = _thread_fault(item.fault)
+            return self.fault
 
     def read(self, name: str) -> np.ndarray:
         """Region NAME as DRAM holds it after the run: a new uint8 array.
@@ -123,7 +178,8 @@ class Thread:
         """
         if not isinstance(name, str):
             raise TypeError(f"name must be a region name (str), not {type(name).__name__}")
-        if not self._run.stopped:
+        self._loaded.check_process()
+        if not self._loaded.stopped:
             raise RuntimeError("regions are read after run.stop()")
         for region in self._cluster.regions:
             if region.name == name:
@@ -134,13 +190,17 @@ class Thread:
 
 
 class Run:
-    """A loaded program: its threads run at once. Stop it with `run.stop()`."""
+    """A loaded program: its threads run at once. Stop it with `run.stop()`. A run that
+    nobody can reach any more (its Run and its Threads dropped) is stopped and freed."""
 
-    def __init__(self, card: Card) -> None:
-        self._card = card
-        self.threads = Threads({number: Thread(self, cluster) for number, cluster in card.clusters.items()})
-        self.stopped = False
-        self._stopping = threading.Lock()
+    def __init__(self, loaded: _Loaded, session: "Session") -> None:
+        self._loaded = loaded
+        self._session = session  # a run keeps its session open
+        self.threads = Threads({number: Thread(loaded, cluster) for number, cluster in loaded.card.clusters.items()})
+
+    @property
+    def stopped(self) -> bool:
+        return self._loaded.stopped
 
     @property
     def thread(self) -> Thread:
@@ -169,29 +229,18 @@ class Run:
         """Halt whatever still runs and hand the regions back (in "card" mode). Each
         coherence finding is then issued as a km.CoherenceWarning. Idempotent, and safe
         from several Python threads: each returns once the regions are handed back."""
-        with self._stopping:
-            if self.stopped:
-                return
-            self._card.stop()
-            self.stopped = True
-            for finding in self.findings:
-                warnings.warn_explicit(
-                    CoherenceWarning(finding.message),
-                    CoherenceWarning,
-                    finding.file or "<thread>",
-                    finding.line or 0,
-                )
+        self._loaded.stop()
 
     @property
     def findings(self) -> list[Finding]:
         """The coherence mistakes the checker found, once per region and kind, cluster by
         cluster (complete once the run has stopped)."""
-        return [f for _, cluster in sorted(self._card.clusters.items()) for f in cluster.checker.findings]
+        return self._loaded.findings()
 
     def cache_report(self) -> str:
         """What happened to each line of each region, as text for a terminal."""
         self._require_stopped("run.cache_report()")
-        return cache_report(self._card.clusters.values())
+        return cache_report(self._loaded.card.clusters.values())
 
     def cache_map(self, path: str | PathLike) -> Path:
         """Draw what happened to each line of each region into PATH (an .svg file) and
@@ -202,7 +251,7 @@ class Run:
         path = Path(path)
         if path.suffix.lower() != ".svg":
             raise ValueError(f"path must end in .svg (the map is drawn as SVG), not {path.name!r}")
-        path.write_text(cache_map_svg(self._card.clusters.values()))
+        path.write_text(cache_map_svg(self._loaded.card.clusters.values()))
         return path
 
     def _require_stopped(self, what: str) -> None:
@@ -229,11 +278,14 @@ class Session:
         *,
         quantum: int = DEFAULT_QUANTUM,
         schedule_seed: int | None = None,
+        output_limit: int | None = OUTPUT_KEPT,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
         thread are ready they take turns of QUANTUM instructions, round robin; with
         SCHEDULE_SEED (an int) the order and the length of each turn are drawn from a
-        generator seeded by it instead: another interleaving, the same every time."""
+        generator seeded by it instead: another interleaving, the same every time.
+        OUTPUT_LIMIT is how many characters of its latest printed lines each thread keeps
+        for `Thread.output` (None: all of them)."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -242,15 +294,25 @@ class Session:
             isinstance(schedule_seed, bool) or not isinstance(schedule_seed, _numbers.Integral)
         ):
             raise TypeError(f"schedule_seed must be an int or None, not {type(schedule_seed).__name__}")
+        if output_limit is not None:
+            if isinstance(output_limit, bool) or not isinstance(output_limit, _numbers.Integral):
+                raise TypeError(
+                    f"output_limit must be an int (characters kept) or None (keep all), not "
+                    f"{type(output_limit).__name__}"
+                )
+            if output_limit < 0:
+                raise ValueError(f"output_limit must be >= 0 characters, or None to keep all; not {output_limit}")
         self.quantum = int(quantum)
         self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
+        self.output_limit = None if output_limit is None else int(output_limit)
         if not isinstance(coherence, str):
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
         self.coherence = coherence
         self.closed = False
-        self._runs: list[Run] = []
+        self._lock = threading.Lock()
+        self._runs: "weakref.WeakSet[_Loaded]" = weakref.WeakSet()  # a dropped run goes
 
     def load(self, program: Program) -> Run:
         """Compile the program's threads (cached), place their regions, and start them."""
@@ -276,26 +338,34 @@ class Session:
                     f"the thread on cluster {number} was built, but the simulator cannot run "
                     f"it: {error}"
                 ) from None
-        card = Card(self.quantum, self.schedule_seed, self.coherence)
+        card = Card(self.quantum, self.schedule_seed, self.coherence, self.output_limit)
+        loaded = _Loaded(card)
         sharing = card.bank_sharers(program.threads)
-        for number, spec in sorted(program.threads.items()):
-            card.place_thread(number, images[number], spec.regions, spec.words, spec.cores,
-                              shares_bank=number in sharing)
-        card.start()
-        run = Run(card)
-        self._runs = [r for r in self._runs if not r.stopped] + [run]
+        try:
+            for number, spec in sorted(program.threads.items()):
+                card.place_thread(number, images[number], spec.regions, spec.words, spec.cores,
+                                  shares_bank=number in sharing)
+        except BuildError as error:  # the simulator's own hooks could not be built
+            raise CompileError(str(error)) from None
+        run = Run(loaded, self)
+        with self._lock:  # a close() from another Python thread stops what loads return
+            if self.closed:
+                raise ValueError("load: the session was closed while the program loaded; nothing was started")
+            self._runs.add(loaded)
+            card.start()
         return run
 
     def close(self) -> None:
         """Stop every run still going. Idempotent. Every run is stopped even when one's
         stop raises (a CoherenceWarning turned into an error); the first error is raised
         after."""
-        self.closed = True
-        runs, self._runs = self._runs, []
+        with self._lock:
+            self.closed = True
+            runs, self._runs = list(self._runs), weakref.WeakSet()
         first: BaseException | None = None
-        for run in runs:
+        for loaded in runs:
             try:
-                run.stop()
+                loaded.stop()
             except BaseException as error:  # noqa: BLE001 - raised again below
                 first = first or error
         if first is not None:

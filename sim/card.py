@@ -4,17 +4,32 @@ Each cluster runs on a host thread of its own, in parallel on a host with severa
 Inside a cluster the cores take turns as sim.schedule decides, which makes every run of a
 program the same. One exception: clusters 2 and 3 share bank D7, and a thread that reaches
 the other cluster's regions races with it, as on a card.
+
+What a card holds, and until when:
+
+- a cluster's engines and its cache's copies: until its thread ends (it returns, faults
+  or is stopped). Its host thread frees them as its last act, so that a run that ended
+  holds no engine and no host thread, stopped or not.
+- DRAM, each line's story and the findings: while the card is reachable, for Python to
+  read. `stop` keeps them; `abandon` (nobody can reach the run any more: komorebi's
+  finalizer) frees them once the host threads are gone.
+
+A forked child process has a copy of the card but none of its host threads, and its
+memory files are the parent's: in a child every card is foreign, and nothing of it runs
+or writes (`os.register_at_fork`).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import weakref
 from typing import Sequence
 
 import numpy as np
 
+from sim import console
 from sim.cluster import Cluster
 from sim.dram import Bank
 from sim.faults import CoreFault
@@ -37,18 +52,42 @@ def _stop_live_cards() -> None:
         card.stop()
 
 
+def _forget_cards_in_child() -> None:
+    """After os.fork, in the child: the parent's cards are not this process's."""
+    _live.clear()
+
+
+os.register_at_fork(after_in_child=_forget_cards_in_child)
+
+
 class Card:
     def __init__(
-        self, quantum: int = DEFAULT_QUANTUM, schedule_seed: int | None = None, coherence: str = "card"
+        self,
+        quantum: int = DEFAULT_QUANTUM,
+        schedule_seed: int | None = None,
+        coherence: str = "card",
+        output_limit: int | None = console.KEEP,
     ) -> None:
         self.coherence = coherence
+        self.output_limit = output_limit
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
         self.clusters: dict[int, Cluster] = {}
         self.quantum = quantum
         self.schedule_seed = schedule_seed
+        self.pid = os.getpid()  # the process the card belongs to (see os.fork above)
         self._wake = threading.Condition()  # notified when Python takes a result
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._lock = threading.RLock()  # (re-entered when a finalizer runs inside it)
+        self._running = 0  # host threads that have not yet freed their cluster
+        self._started = False
+        self._abandoned = False
+        self._freed = False
+
+    @property
+    def foreign(self) -> bool:
+        """The card belongs to another process: this is a forked child's copy."""
+        return os.getpid() != self.pid
 
     @staticmethod
     def bank_sharers(clusters) -> set[int]:
@@ -72,25 +111,31 @@ class Card:
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
-            self.coherence, shares_bank,
+            self.coherence, shares_bank, self.output_limit,
         )
         self.clusters[cluster] = placed
         return placed
 
     def start(self) -> None:
-        for _, cluster in sorted(self.clusters.items()):  # clusters 2 and 3: bank D7
-            for _, other in sorted(self.clusters.items()):
-                if other is not cluster and other.bank is cluster.bank:
-                    cluster.share_bank_with(other)
-        _live.add(self)
-        if not _stop_at_exit:
-            _stop_at_exit.append(atexit.register(_stop_live_cards))
-        for number, cluster in sorted(self.clusters.items()):
-            thread = threading.Thread(
-                target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True
-            )
-            self._threads.append(thread)
-            thread.start()
+        """Start every cluster's host thread (not when the card was stopped already)."""
+        with self._lock:
+            if self._stopping.is_set() or self._started:
+                return
+            self._started = True
+            for _, cluster in sorted(self.clusters.items()):  # clusters 2 and 3: bank D7
+                for _, other in sorted(self.clusters.items()):
+                    if other is not cluster and other.bank is cluster.bank:
+                        cluster.share_bank_with(other)
+            _live.add(self)
+            if not _stop_at_exit:
+                _stop_at_exit.append(atexit.register(_stop_live_cards))
+            for number, cluster in sorted(self.clusters.items()):
+                thread = threading.Thread(
+                    target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True
+                )
+                self._threads.append(thread)
+                self._running += 1
+                thread.start()
 
     def _run(self, cluster: Cluster) -> None:
         try:
@@ -98,6 +143,12 @@ class Card:
         except BaseException as error:  # a bug here must not vanish in a daemon thread
             if not cluster.ended:
                 cluster.fail(CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}"))
+        finally:
+            self._retire(cluster)
+            with self._lock:
+                self._running -= 1
+                if self._abandoned and self._running == 0:
+                    self._free()
 
     def _schedule(self, cluster: Cluster) -> None:
         while not cluster.ended and not self._stopping.is_set():
@@ -125,22 +176,63 @@ class Card:
             elif (fault := cluster.deadlock()) is not None:
                 cluster.fail(fault)
 
+    @staticmethod
+    def _retire(cluster: Cluster) -> None:
+        """Nothing will run on CLUSTER again: hand back what is still cached (prints what
+        is pending; nothing if already ended), free the engines, wake Python."""
+        try:
+            cluster.end()
+            cluster.release()
+        finally:
+            cluster.outbox.close()
+
+    def _interrupt(self) -> None:
+        for cluster in list(self.clusters.values()):
+            core = cluster.running
+            if core is not None:
+                core.interrupt()
+        with self._wake:
+            self._wake.notify_all()
+
     def stop(self) -> None:
-        """Halt every core and hand back what is still cached. Idempotent."""
+        """Halt every core and hand back what is still cached; DRAM stays to be read.
+        Returns once every host thread is gone. Idempotent."""
+        if self.foreign:
+            return
         self._stopping.set()
         for thread in self._threads:
             while thread.is_alive():
-                for cluster in list(self.clusters.values()):
-                    core = cluster.running
-                    if core is not None:
-                        core.interrupt()
-                with self._wake:
-                    self._wake.notify_all()
+                self._interrupt()
                 thread.join(0.01)
-        for cluster in self.clusters.values():
-            try:
-                cluster.end()  # prints what is pending, hands back; nothing if already ended
-                cluster.release()
-            finally:
-                cluster.outbox.close()  # wakes a Python thread waiting for a result
+        with self._lock:
+            if not self._started:  # placed, never run (or the cores were run by hand)
+                self._started = True
+                for cluster in self.clusters.values():
+                    self._retire(cluster)
         _live.discard(self)
+
+    def abandon(self) -> None:
+        """Nobody can reach the run any more: stop it without waiting, and free all it
+        holds, DRAM too, once its host threads are gone (they free it themselves if they
+        are still running). Safe from any thread, a finalizer's included."""
+        if self.foreign:
+            return
+        with self._lock:
+            self._abandoned = True
+            self._stopping.set()
+            if not self._started:
+                self._started = True
+                for cluster in self.clusters.values():
+                    self._retire(cluster)
+            self._interrupt()
+            if self._running == 0:
+                self._free()
+        _live.discard(self)
+
+    def _free(self) -> None:
+        if self._freed:
+            return
+        self._freed = True
+        for cluster in self.clusters.values():
+            cluster.discard()
+        self.clusters = {}

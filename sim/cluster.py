@@ -9,7 +9,6 @@ faults.
 from __future__ import annotations
 
 import struct
-import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 import kmx_runtime
 
+from sim import console
 from sim.cache import CachedRegion, ClusterCache
 from sim.checker import UNFLUSHED_WRITE, Checker
 from sim.core import BLOCKED, EXITED, READY, Core
@@ -26,12 +26,16 @@ from sim.debuginfo import LineTable, SourceLine
 from sim.dram import Bank, Snapshot, Storage
 from sim.faults import CoreFault, Frame
 from sim.layout import (
+    BANK_BYTES,
+    CACHED_ALIAS,
     GUARD_BYTES,
     PAGE,
     REGION_ALIGN,
     REGION_STAGGER,
     RESULT_WORDS,
     STACK_BYTES,
+    STACK_GUARD_BYTES,
+    UNCACHED_ALIAS,
     Share,
     align_up,
     count_bytes,
@@ -95,6 +99,7 @@ class Cluster:
         schedule: Schedule | None = None,
         coherence: str = "card",
         shares_bank: bool = False,
+        output_limit: int | None = console.KEEP,
     ) -> None:
         self.number = number
         self.coherence = coherence
@@ -107,8 +112,7 @@ class Cluster:
         self.words = list(words)
         self.result_words = np.zeros(RESULT_WORDS, dtype=np.uint32)
         self.outbox = outbox
-        self.output: list[str] = []
-        self._pending_text = {core: "" for core in range(cores)}
+        self.console = console.Console(number, cores, output_limit)
         self._barrier_generation = 0
         self._barrier_arrivals = 0
         self.memory = AddressSpace()
@@ -116,14 +120,25 @@ class Cluster:
         self.checker = Checker(self)
         self.traps = TrapTable(self)
 
+        stacks_end = image.size + cores * (STACK_GUARD_BYTES + STACK_BYTES)
+        if stacks_end > share.size:
+            raise PlacementError(
+                f"the thread's image (its code, data and .bss) is {human_bytes(image.size)}, "
+                f"and with {'its' if cores == 1 else 'its ' + str(cores)} "
+                f"stack{'s' if cores > 1 else ''} of {human_bytes(STACK_BYTES)} it needs "
+                f"{human_bytes(stacks_end)}, but cluster {number}'s share of DRAM bank "
+                f"{share.bank} is {human_bytes(share.size)}"
+            )
         image_span = self.memory.add(Span.allocate("the thread's image", "image", share.base, image.size))
         image.place(image_span.array, share.base)
         self.image_base = share.base
-        cursor = image.size + GUARD_BYTES
+        cursor = image.size
         stacks = []
         for core in range(cores):
+            cursor += STACK_GUARD_BYTES
             stacks.append(self.memory.add(Span.allocate(f"core {core}'s stack", "stack", share.base + cursor, STACK_BYTES)))
-            cursor += STACK_BYTES + GUARD_BYTES
+            cursor += STACK_BYTES
+        cursor += GUARD_BYTES
         self.stacks = stacks
         self.regions: list[Region] = []
         for index, (name, content) in enumerate(regions):
@@ -233,16 +248,7 @@ class Cluster:
         core.stop_here()
 
     def print(self, core: Core, text: str) -> None:
-        text = self._pending_text[core.number] + text
-        *lines, rest = text.split("\n")
-        self._pending_text[core.number] = rest
-        for line in lines:
-            self._emit(core.number, line)
-
-    def _emit(self, core: int, line: str) -> None:
-        self.output.append(line + "\n")
-        sys.stdout.write(f"[cluster {self.number}, core {core}] {line}\n")
-        sys.stdout.flush()
+        self.console.print(core.number, text)
 
     def core_exited(self, core: Core, code: int) -> None:
         core.code = code
@@ -256,12 +262,12 @@ class Cluster:
         self.end()
         codes = tuple(core.code or 0 for core in self.cores)
         code = next((c for c in codes if c != 0), 0)
-        self.outbox.put(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
+        self.outbox.put_last(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
 
     def fail(self, fault: CoreFault) -> None:
         self.faulted = True
         self.end()
-        self.outbox.put(Handed(fault=fault))
+        self.outbox.put_last(Handed(fault=fault))
 
     def hand_back(self) -> None:
         """Card mode: write every dirty line back and drop every line. Strict mode: nothing;
@@ -273,10 +279,7 @@ class Cluster:
         if self.ended:
             return
         self.ended = True
-        for core, rest in self._pending_text.items():
-            if rest:
-                self._emit(core, rest)
-                self._pending_text[core] = ""
+        self.console.finish()
         for region in self.regions:
             lines = region.cache.mark_unflushed()
             if lines.size and not self.faulted:
@@ -292,7 +295,7 @@ class Cluster:
 
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the
-        findings and each line's story stay for reading."""
+        findings and each line's story stay for reading. Idempotent."""
         for core in self.cores:
             core.close()
         for span in self.memory.spans:
@@ -302,6 +305,17 @@ class Cluster:
             region.on_stale_read = None  # (a cycle through the checker)
         for region in self.regions:
             region.storage.release()
+
+    def discard(self) -> None:
+        """Nobody will read the thread's memory again: let go of all of it, DRAM too (each
+        piece is freed when nothing refers to it any more)."""
+        self.release()
+        self.regions = []
+        self.cores = []
+        self.memory = AddressSpace()
+        self.cache = ClusterCache()
+        self.checker.cluster = None
+        self.traps.cluster = None
 
     # -- explaining -------------------------------------------------------------------------
 
@@ -314,6 +328,10 @@ class Cluster:
         if 0 <= offset < self.image.size:
             return self.line_table.lookup(offset)
         return None
+
+    def in_code(self, pc: int) -> bool:
+        """PC is in the image's code (not its data, a stack or a region)."""
+        return self.image.in_code(pc - self.image_base)
 
     @staticmethod
     def in_runtime(source: SourceLine) -> bool:
@@ -346,9 +364,23 @@ class Cluster:
                 "does not have)"
             )
         data = ": code runs only from the thread's image" if fetch else ""
+        image_offset = address - self.image_base
+        if 0 <= image_offset < self.image.size:
+            symbol = self.image.symbol_at(image_offset)
+            name = "" if symbol is None else f" ({symbol[0]!r}" + (f" + {symbol[1]})" if symbol[1] else ")")
+            if self.image.in_code(image_offset):
+                return f"which is in the thread's code{name}"
+            if fetch:
+                return (
+                    f"which is in the thread's static data{name}, not in its code: the core "
+                    "jumped into data (a call through a bad function pointer, or into a buffer "
+                    "no code was written to; code written at run time needs fence.i before "
+                    "it runs)"
+                )
+            return f"which is in the thread's static data{name}"
         for stack in self.stacks:
-            if stack.base - GUARD_BYTES <= address < stack.base:
-                return f"the guard page below {stack.name}: a stack overflow"
+            if stack.base - STACK_GUARD_BYTES <= address < stack.base:
+                return f"the guard below {stack.name}: a stack overflow"
             if stack.base <= address < stack.end:
                 return f"which is in {stack.name}{data}"
         for region in self.regions:
@@ -367,6 +399,14 @@ class Cluster:
         for span in self.memory.spans:
             if span.base <= address < span.end:  # another cluster's region, in bank D7
                 return f"which is in {span.label}{data}"
+        if UNCACHED_ALIAS <= address < UNCACHED_ALIAS + BANK_BYTES:
+            cached = address - UNCACHED_ALIAS + CACHED_ALIAS
+            return (
+                f"which is DRAM's uncached alias of {cached:#x} (that address at the cached "
+                f"alias, {self.describe_address(cached, fetch).removeprefix('which is ')}): "
+                "the simulator does not model uncached access yet. Use the cached alias, "
+                "the address kmx_region gives"
+            )
         return "which is not in the thread's memory"
 
     # -- scheduling -------------------------------------------------------------------------

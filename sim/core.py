@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from typing import TYPE_CHECKING, Callable
 
 from unicorn import (
@@ -41,7 +42,7 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_X0,
 )
 
-from sim import decode, hooks
+from sim import decode, hooks, isa
 from sim.faults import CoreFault, Frame
 from sim.layout import PAGE
 
@@ -65,9 +66,10 @@ EXCEPTIONS = {
     15: "a store to an unmapped address",
 }
 ILLEGAL_HELP = (
-    "The simulator runs RV64GC (I, M, A, F, D, C, Zicsr, Zifencei); vector (V) and "
-    "bit-manipulation (Zba, Zbb) instructions are not simulated. Compile for rv64gc "
-    "(-mcpu=baseline_rv64, the default here)."
+    "The simulator runs RV64GC (I, M, A, F, D, C, Zicsr, Zifencei) and the cycle, "
+    "instret and time counters; vector (V), bit-manipulation (Zba, Zbb) and half-precision "
+    "(Zfh) instructions are not simulated yet. Compile for rv64gc (-mcpu=baseline_rv64, "
+    "the default here)."
 )
 
 READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
@@ -95,6 +97,8 @@ class Core:
         self.blocked_in = ""  # the kmx call it waits in: "kmx_barrier" or "kmx_submit"
         self._stopped_by_call = False  # the last run ended in a kmx call, not its count
         self._interrupted = False  # stopped from outside: the run is over
+        self._fenced = False  # the core ran fence.i: its translations go before it goes on
+        self._engine = threading.Lock()  # between interrupt (any thread) and close
         self._memory = cluster.memory
         uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
         uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
@@ -187,7 +191,7 @@ class Core:
             while True:
                 self.uc.emu_start(self.pc, self._halt)
                 self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
-                if not self._grew_tlb():
+                if not self._go_on():
                     break
             if native.partial:  # the turn ends inside the next block
                 native.partial = 0
@@ -224,33 +228,44 @@ class Core:
             self.native.grow_at = self._grow_at
         self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
 
-    def _grew_tlb(self) -> bool:
-        """The fill hook stopped the run to let the engine's TLB grow (sim/hooks.c): flush
-        it, which doubles it while it is mostly in use, and say whether to go on."""
-        if not self.native.grow:
-            return False
-        self.native.grow = 0
-        if self._stopped_by_call or self._interrupted or self.state != READY:
+    def _go_on(self) -> bool:
+        """The run stopped for the engine's sake: to let its TLB grow (sim/hooks.c), or
+        after a fence.i. Do what it stopped for, and say whether to go on."""
+        grow, fenced = self.native.grow, self._fenced
+        self.native.grow, self._fenced = 0, False
+        if fenced:
+            self.drop_translations()
+        if not (grow or fenced) or self._stopped_by_call or self._interrupted or self.state != READY:
             return False  # the run would have ended here anyway
-        self.flush_tlb()
-        self._tlb_entries *= 2
-        self._grow_at = self.native.refills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
-        self.native.grow_at = self._grow_at
+        if grow:  # a flush doubles the TLB while it is mostly in use
+            self.flush_tlb()
+            self._tlb_entries *= 2
+            self._grow_at = self.native.refills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
+            self.native.grow_at = self._grow_at
         return True
 
     def interrupt(self) -> None:
-        """Stop the engine (from any thread)."""
-        self._interrupted = True
-        self.uc.emu_stop()
+        """Stop the engine (from any thread; nothing once the engine is closed)."""
+        with self._engine:
+            self._interrupted = True
+            if self.uc is not None:
+                self.uc.emu_stop()
 
     def flush_tlb(self) -> None:
         """Forget every translation, so that each page comes through the fill hook again."""
         self.uc.ctl(ucc.UC_CTL_TLB_FLUSH, ucc.UC_CTL_IO_WRITE)
 
+    def drop_translations(self) -> None:
+        """Forget the code the engine translated (and hooks.c's counts of its blocks), so
+        that what runs next is what memory holds now: the core's fence.i."""
+        self.uc.ctl_flush_tb()
+        hooks.forget_blocks(self.native)
+
     def close(self) -> None:
         """Free the engine and its code cache now (not whenever the cyclic garbage
         collector finds them: the hooks make a cycle), once it will not run again."""
-        uc, self.uc = self.uc, None
+        with self._engine:
+            uc, self.uc = self.uc, None
         if uc is None:
             return
         uc._callbacks.clear()  # the hooks' closures refer back to this core
@@ -286,14 +301,42 @@ class Core:
         pc = self._trapping_pc(uc.reg_read(UC_RISCV_REG_PC))
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
         if number == 2:
+            what = self._trapped(pc)
+            if what is not None:
+                self._run_trapped(what)
+                return
             insn = self._instruction_at(pc)
-            if insn in ("instruction 0x0000", "instruction 0xc0001073"):  # (c.)unimp
+            if not self.cluster.in_code(pc):
+                cause = f"{cause} ({insn}) at {pc:#x}, {self.cluster.describe_address(pc, fetch=True)}"
+            elif insn in ("instruction 0x0000", "instruction 0xc0001073"):  # (c.)unimp
                 cause = f"a trap instruction ({insn}, unimp: what __builtin_trap() compiles to): the thread stopped itself on purpose"
             else:
                 cause = f"{cause} ({insn}). {ILLEGAL_HELP}"
         elif number in (4, 6):
             cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
+
+    def _trapped(self, pc: int) -> isa.Trapped | None:
+        """The instruction at PC, when it is one the simulator runs (sim.isa): placed by
+        the loader, or a read of the time CSR (in code the thread wrote, say)."""
+        placed = self.cluster.image.traps.get(pc - self.cluster.image_base)
+        if placed is not None:
+            return placed
+        try:
+            insn = self._instruction(pc)
+        except Exception:
+            return None
+        what = isa.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
+        return what if what is not None and what.counter == "time" else None
+
+    def _run_trapped(self, what: isa.Trapped) -> None:
+        """Do what the X280 does for WHAT, and go on after it (the engine's pc is there)."""
+        if what.fence_i:  # drop the translations once the engine has stopped (sim.core.run)
+            self._fenced = True
+            self.uc.emu_stop()
+        elif what.rd:
+            value = isa.counter_value(what.counter, self.native.cycles)
+            self.uc.reg_write(UC_RISCV_REG_X0 + what.rd, value & 0xFFFF_FFFF_FFFF_FFFF)
 
     def _misaligned(self, pc: int, cause: str) -> str:
         """Plain loads and stores may be misaligned (the engine, like the X280, carries

@@ -10,26 +10,22 @@ The C functions read and write state that Python owns: the cache model's per-pag
 (numpy arrays) and host memory. The Structures below mirror hooks.c's structs.
 
 The library is compiled with the `ziglang` package's clang for the host, without libc
-(memcpy and memset come from the process), into the build cache (`KMX_CACHE_DIR` or
-~/.cache/komorebi-sim), keyed by a hash of the source and the compiler.
+(memcpy and memset come from the process), into the build cache (sim.build_cache), keyed
+by a hash of the source and the compiler, and checked whole before it is loaded.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
 import platform
-import subprocess
 import sys
-import tempfile
 import threading
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from sim.build_cache import cache_dir
+from sim import build_cache, toolchain
+from sim.build_cache import BuildError
 
 SOURCE = Path(__file__).with_name("hooks.c")
 
@@ -122,24 +118,25 @@ def host_pointer(address: int) -> ctypes.POINTER(ctypes.c_uint8):
 
 
 def _build() -> Path:
-    source = SOURCE.read_bytes()
-    command = [sys.executable, "-m", "ziglang", "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
-    digest = hashlib.sha256(source + " ".join(command[1:]).encode())
-    digest.update(f"{metadata.version('ziglang')} {sys.platform} {platform.machine()}".encode())
-    library = cache_dir() / "host" / f"hooks-{digest.hexdigest()[:24]}.so"
-    if library.exists():
-        return library
-    library.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=library.parent) as scratch:
-        output = Path(scratch) / "hooks.so"
-        done = subprocess.run([*command, str(SOURCE), "-o", str(output)], capture_output=True, text=True)
+    """hooks.c built for the host: from the build cache (checked whole: a library cut
+    short would crash the process when loaded), or compiled now."""
+    command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
+    key = build_cache.key_of(
+        ["hooks", SOURCE.read_bytes(), *command[1:], toolchain.zig_version(), sys.platform, platform.machine()]
+    )
+    found = build_cache.lookup("host", key)
+    if found is not None:
+        return found[0]["hooks"]
+    with build_cache.scratch("host") as folder:
+        output = folder / "hooks.so"
+        done = toolchain.run([*command, str(SOURCE), "-o", str(output)], what="the simulator's hooks")
         if done.returncode != 0 or not output.exists():
-            raise RuntimeError(
-                f"building the simulator's native hooks ({SOURCE}) for the host failed:\n"
-                f"{(done.stderr + done.stdout).strip()}"
+            problem = toolchain.zig_cache_problem(done.output)
+            raise BuildError(
+                problem or f"building the simulator's native hooks ({SOURCE}) for the host "
+                f"failed:\n{done.output.strip()}"
             )
-        os.replace(output, library)
-    return library
+        return build_cache.store("host", key, {"hooks": output}, [])["hooks"]
 
 
 _library: ctypes.CDLL | None = None
@@ -172,6 +169,11 @@ def library() -> ctypes.CDLL:
 def function(name: str) -> int:
     """The address of hooks.c's function NAME, for uc_hook_add."""
     return ctypes.cast(getattr(library(), name), ctypes.c_void_p).value
+
+
+def forget_blocks(core: CoreState) -> None:
+    """Empty CORE's cache of block lengths (hooks.c, instructions): the code changed."""
+    ctypes.memset(ctypes.addressof(core) + CoreState.block_keys.offset, 0, CoreState.block_keys.size)
 
 
 def dirty_lines(view: np.ndarray, clean: np.ndarray | None, first: int) -> np.ndarray:

@@ -3,7 +3,7 @@
 Each cluster sees its DRAM bank at the cached alias 0x4000_3000_0000. Clusters 0 and 1
 have banks D5 and D6 to themselves; clusters 2 and 3 share D7, cluster 3's half starting
 2 GiB in. Inside its share a cluster holds, in order: the thread's image, one stack per
-core (each with an unmapped guard page below it), then the regions.
+core (each with an unmapped guard below it), then the regions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,12 @@ UNCACHED_ALIAS = 0x0000_3000_0000
 
 BANK_BYTES = 4 * GiB
 STACK_BYTES = 1 * MiB
-GUARD_BYTES = PAGE
+GUARD_BYTES = PAGE  # unmapped, after each region
+# Unmapped, below each stack. Threads are built to probe a frame bigger than a page a page
+# at a time as they make it (komorebi._build), so any overflow meets this guard; it is
+# larger than a page for code built without probes (KMX_CC), whose frames of up to this
+# size still meet it.
+STACK_GUARD_BYTES = 64 * KiB
 
 CLUSTERS = 4
 CORES_PER_CLUSTER = 4
@@ -74,10 +79,13 @@ def count_bytes(n: int) -> str:
 
 
 def human_bytes(n: int) -> str:
-    """4096 -> '4 KiB', 3 * 2**30 -> '3 GiB', 1000 -> '1000 bytes'."""
+    """4096 -> '4 KiB', 3 * 2**30 -> '3 GiB', 1000 -> '1000 bytes', 2.5 GiB and a page
+    -> '2.50 GiB (2684358656 bytes)': the largest unit, exact or with the bytes."""
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
+        if n >= size:
+            if n % size == 0:
+                return f"{n // size} {unit}"
+            break
     if n >= GiB:
         return f"{n / GiB:.2f} GiB ({n} bytes)"
     if n >= MiB:

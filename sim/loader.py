@@ -1,8 +1,15 @@
 """The ELF loader: a thread's compiled image, read with pyelftools, placed at any base.
 
 Threads are linked position-independent from 0 (kmx_runtime/kmx.ld), so the same ELF runs
-on every cluster: the loader copies the PT_LOAD segments to the cluster's share and applies
-the R_RISCV_RELATIVE relocations for that base.
+on every cluster: the loader copies the PT_LOAD segments' bytes to the cluster's share
+(memory that starts as zeros, so `.bss` costs nothing until the thread touches it) and
+applies the R_RISCV_RELATIVE relocations for that base.
+
+It also finds, in the code, the few instructions the engine would run unlike the X280
+(sim.isa): `fence.i`, which the engine takes as a no-op, and reads of the cycle and
+instruction counters, which the engine answers with the host's clock. Each is replaced,
+in the placed copy only, by an instruction the engine traps on, so that sim.core can do
+what the X280 does.
 """
 
 from __future__ import annotations
@@ -12,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from sim import isa
 from sim.layout import PAGE, align_up
 
 R_RISCV_NONE = 0
@@ -32,69 +41,104 @@ class ThreadImage:
     """What a thread's ELF puts in memory, relative to the base it is loaded at."""
 
     path: Path
-    data: bytes = field(repr=False)  # the whole image, .bss included, PAGE-aligned in size
+    size: int  # bytes from the first to past the last, .bss included, whole pages
+    segments: tuple[tuple[int, bytes], ...] = field(repr=False)  # (offset, the file's bytes)
     entry: int
     halt: int  # kmx__halt: where a core that returned from kmx_main stops
     relocations: tuple[tuple[int, int], ...]  # (offset, addend): *(base+offset) = base+addend
-    uses_cycles: bool = False  # the thread calls kmx_cycles: its cores count instructions
+    code: tuple[tuple[int, int], ...] = ()  # [start, end) of each executable section
+    traps: dict[int, isa.Trapped] = field(default_factory=dict, repr=False)  # offset -> what
+    symbols: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)  # (start, size, name)
+    calls_cycles: bool = False  # the thread calls kmx_cycles
 
     @property
-    def size(self) -> int:
-        return len(self.data)
+    def uses_cycles(self) -> bool:
+        """The thread reads its cycle count (kmx_cycles, or a counter CSR): its cores
+        count instructions."""
+        return self.calls_cycles or any(t.counter is not None for t in self.traps.values())
 
     def place(self, memory: np.ndarray, base: int) -> None:
-        """Copy the image into MEMORY (which will sit at BASE) and relocate it."""
-        memory[: self.size] = np.frombuffer(self.data, dtype=np.uint8)
+        """Copy the image into MEMORY (zeros, which will sit at BASE) and relocate it."""
+        for offset, data in self.segments:
+            memory[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
         for offset, addend in self.relocations:
-            memory[offset : offset + 8] = np.frombuffer(
-                struct.pack("<Q", base + addend), dtype=np.uint8
-            )
+            memory[offset : offset + 8] = np.frombuffer(struct.pack("<Q", base + addend), dtype=np.uint8)
+        for offset, trapped in self.traps.items():
+            memory[offset : offset + 4] = np.frombuffer(struct.pack("<I", trapped.replacement), dtype=np.uint8)
+
+    def in_code(self, offset: int) -> bool:
+        return any(start <= offset < end for start, end in self.code)
+
+    def symbol_at(self, offset: int) -> tuple[str, int] | None:
+        """(name, offset into it) of the symbol that holds OFFSET, when one does."""
+        for start, size, name in self.symbols:
+            if start <= offset < start + max(size, 1):
+                return name, offset - start
+        return None
 
 
 def load_image(path: Path) -> ThreadImage:
     """Read a thread's ELF. Raises ImageError when it is not one the simulator runs."""
-    with open(path, "rb") as f:
-        elf = ELFFile(f)
-        if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 64:
-            raise ImageError(f"{path} is not a 64-bit RISC-V ELF ({elf['e_machine']})")
-        if elf["e_type"] != "ET_DYN":
-            raise ImageError(
-                f"{path} is linked at a fixed address ({elf['e_type']}); link threads "
-                "position-independent (-fPIE with kmx_runtime/kmx.ld)"
-            )
-        segments = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
-        if not segments:
-            raise ImageError(f"{path} has nothing to load")
-        end = max(s["p_vaddr"] + s["p_memsz"] for s in segments)
-        data = bytearray(align_up(end, PAGE))
-        for s in segments:
-            body = s.data()
-            data[s["p_vaddr"] : s["p_vaddr"] + len(body)] = body
-        relocations = []
-        for section in elf.iter_sections():
-            if section["sh_type"] not in ("SHT_RELA", "SHT_REL"):
-                continue
-            if not section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
-                continue
-            for reloc in section.iter_relocations():
-                kind = reloc["r_info_type"]
-                if kind == R_RISCV_NONE:
-                    continue
-                if kind != R_RISCV_RELATIVE or not reloc.is_RELA():
-                    raise ImageError(
-                        f"{path}: relocation type {kind} at {reloc['r_offset']:#x} is not "
-                        "supported; only R_RISCV_RELATIVE (static position-independent code)"
-                    )
-                relocations.append((reloc["r_offset"], reloc["r_addend"]))
-        symbols = elf.get_section_by_name(".symtab")
-        halt = symbols.get_symbol_by_name(HALT_SYMBOL) if symbols else None
-        if not halt:
-            raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
-        return ThreadImage(
-            Path(path),
-            bytes(data),
-            elf["e_entry"],
-            halt[0]["st_value"],
-            tuple(relocations),
-            uses_cycles=bool(symbols.get_symbol_by_name(CYCLES_SYMBOL)),
+    try:
+        with open(path, "rb") as f:
+            return _read(path, ELFFile(f))
+    except (ELFError, struct.error, ValueError, IndexError) as error:
+        raise ImageError(f"{path} is not an ELF the simulator can read ({error})") from None
+
+
+def _read(path: Path, elf: ELFFile) -> ThreadImage:
+    if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 64:
+        raise ImageError(f"{path} is not a 64-bit RISC-V ELF ({elf['e_machine']})")
+    if elf["e_type"] != "ET_DYN":
+        raise ImageError(
+            f"{path} is linked at a fixed address ({elf['e_type']}); link threads "
+            "position-independent (-fPIE with kmx_runtime/kmx.ld)"
         )
+    loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+    if not loads:
+        raise ImageError(f"{path} has nothing to load")
+    end = max(s["p_vaddr"] + s["p_memsz"] for s in loads)
+    segments = tuple((s["p_vaddr"], s.data()) for s in loads if s["p_filesz"])
+    relocations = []
+    code = []
+    traps: dict[int, isa.Trapped] = {}
+    for section in elf.iter_sections():
+        if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS":
+            start = section["sh_addr"]
+            code.append((start, start + section["sh_size"]))
+            traps.update(isa.find_trapped(section.data(), start))
+        if section["sh_type"] not in ("SHT_RELA", "SHT_REL"):
+            continue
+        if not section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
+            continue
+        for reloc in section.iter_relocations():
+            kind = reloc["r_info_type"]
+            if kind == R_RISCV_NONE:
+                continue
+            if kind != R_RISCV_RELATIVE or not reloc.is_RELA():
+                raise ImageError(
+                    f"{path}: relocation type {kind} at {reloc['r_offset']:#x} is not "
+                    "supported; only R_RISCV_RELATIVE (static position-independent code)"
+                )
+            relocations.append((reloc["r_offset"], reloc["r_addend"]))
+    symbols = elf.get_section_by_name(".symtab")
+    halt = symbols.get_symbol_by_name(HALT_SYMBOL) if symbols else None
+    if not halt:
+        raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
+    named = tuple(sorted(
+        (s["st_value"], s["st_size"], s.name)
+        for s in symbols.iter_symbols()
+        if s.name and s["st_info"]["type"] in ("STT_OBJECT", "STT_FUNC")
+    ))
+    return ThreadImage(
+        Path(path),
+        align_up(end, PAGE),
+        segments,
+        elf["e_entry"],
+        halt[0]["st_value"],
+        tuple(relocations),
+        tuple(code),
+        traps,
+        named,
+        calls_cycles=bool(symbols.get_symbol_by_name(CYCLES_SYMBOL)),
+    )

@@ -28,9 +28,14 @@ class Handed:
 
 
 class Outbox:
+    """Items in order. Once the last item is in (a final result or a fault) or the run is
+    stopped, the outbox is `closed`: whoever waits in `take` then wakes, and takes what is
+    left or learns that nothing more will come."""
+
     def __init__(self, on_take: threading.Condition) -> None:
         self._items: deque[Handed] = deque()
         self.closed = False
+        self.last: Handed | None = None  # the final result or the fault, once it was taken
         self._submissions = 0
         self._ready = threading.Condition()
         self._on_take = on_take  # the machine waits on it while a core is stalled
@@ -45,9 +50,11 @@ class Outbox:
             self._ready.notify_all()
             return True
 
-    def put(self, item: Handed) -> None:
+    def put_last(self, item: Handed) -> None:
+        """Queue the thread's last item, its final result or its fault, and close."""
         with self._ready:
             self._items.append(item)
+            self.closed = True
             self._ready.notify_all()
 
     def close(self) -> None:
@@ -58,12 +65,14 @@ class Outbox:
 
     def take(self, timeout: float | None) -> Handed | None:
         """The next item; None when nothing came within TIMEOUT seconds, or when the
-        outbox is closed and empty (look at `closed` to tell the two apart)."""
+        outbox is closed and empty (look at `closed` and `last` to tell which)."""
         with self._ready:
             if not self._ready.wait_for(lambda: self._items or self.closed, timeout) or not self._items:
                 return None
             item = self._items.popleft()
-            if item.words is not None and not item.final:
+            if item.final or item.fault is not None:
+                self.last = item
+            elif item.words is not None:
                 self._submissions -= 1
         with self._on_take:
             self._on_take.notify_all()

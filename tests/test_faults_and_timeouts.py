@@ -229,7 +229,7 @@ def test_vector_and_bit_manipulation_instructions_say_how_to_compile(tmp_path, w
     fault = caught.value
     assert fault.line == 3, name
     assert f"instruction {word:#010x}" in fault.cause
-    assert "vector (V) and bit-manipulation (Zba, Zbb) instructions are not simulated" in fault.cause
+    assert "vector (V), bit-manipulation (Zba, Zbb) and half-precision (Zfh) instructions are not simulated" in fault.cause
     assert "-mcpu=baseline_rv64" in fault.cause
 
 
