@@ -79,10 +79,8 @@ class Card:
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lock = threading.RLock()  # (re-entered when a finalizer runs inside it)
-        self._running = 0  # host threads that have not yet freed their cluster
         self._started = False
         self._abandoned = False
-        self._freed = False
 
     @property
     def foreign(self) -> bool:
@@ -134,7 +132,6 @@ class Card:
                     target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True
                 )
                 self._threads.append(thread)
-                self._running += 1
                 thread.start()
 
     def _run(self, cluster: Cluster) -> None:
@@ -145,10 +142,6 @@ class Card:
                 cluster.fail(CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}"))
         finally:
             self._retire(cluster)
-            with self._lock:
-                self._running -= 1
-                if self._abandoned and self._running == 0:
-                    self._free()
 
     def _schedule(self, cluster: Cluster) -> None:
         while not cluster.ended and not self._stopping.is_set():
@@ -200,10 +193,7 @@ class Card:
         if self.foreign:
             return
         self._stopping.set()
-        for thread in self._threads:
-            while thread.is_alive():
-                self._interrupt()
-                thread.join(0.01)
+        self._join()
         with self._lock:
             if not self._started:  # placed, never run (or the cores were run by hand)
                 self._started = True
@@ -211,28 +201,33 @@ class Card:
                     self._retire(cluster)
         _live.discard(self)
 
+    def _join(self) -> None:
+        # An interrupt that comes just before a core's engine starts is lost (the engine
+        # clears its stop request as it starts), so it is said again until the thread ends.
+        for thread in self._threads:
+            while thread.is_alive():
+                self._interrupt()
+                thread.join(0.01)
+
     def abandon(self) -> None:
         """Nobody can reach the run any more: stop it without waiting, and free all it
-        holds, DRAM too, once its host threads are gone (they free it themselves if they
-        are still running). Safe from any thread, a finalizer's included."""
+        holds, DRAM too. A host thread of its own waits for the cores to stop, so that
+        this returns at once: it is called from a finalizer, on any thread."""
         if self.foreign:
             return
         with self._lock:
+            if self._abandoned:
+                return
             self._abandoned = True
             self._stopping.set()
-            if not self._started:
-                self._started = True
-                for cluster in self.clusters.values():
-                    self._retire(cluster)
-            self._interrupt()
-            if self._running == 0:
-                self._free()
-        _live.discard(self)
+        try:
+            threading.Thread(target=self._reap, name="komorebi-reaper", daemon=True).start()
+        except RuntimeError:  # the interpreter is exiting: sim.card stops what is live
+            pass
 
-    def _free(self) -> None:
-        if self._freed:
-            return
-        self._freed = True
-        for cluster in self.clusters.values():
-            cluster.discard()
-        self.clusters = {}
+    def _reap(self) -> None:
+        self.stop()
+        with self._lock:
+            for cluster in self.clusters.values():
+                cluster.discard()
+            self.clusters = {}

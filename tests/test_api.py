@@ -185,3 +185,21 @@ def test_exiting_without_stop_does_not_crash_the_interpreter(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "leaving\n"
+
+
+@pytest.mark.parametrize("words", [np.array(5), np.array([[1, 2], [3, 4]])])
+def test_words_as_an_array_that_is_not_a_list_says_so(tmp_path, words):
+    program = km.Program("p", kernels=ROOT / "tutorial" / "35_sharing_memory" / "kernels")
+    with pytest.raises(TypeError, match=f"words must be a sequence of ints, not a {words.ndim}-dimensional numpy array"):
+        program.thread(cluster=0, sources=[TRIPLE], words=words)
+
+
+def test_a_folder_or_a_pipe_named_like_a_kernel_is_not_read(tmp_path):
+    import os
+    import warnings
+
+    (tmp_path / "sub.cpp").mkdir()
+    os.mkfifo(tmp_path / "k.cpp")  # reading it would wait for a writer for ever
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", km.NotSimulatedWarning)
+        km.Program("p", kernels=tmp_path)

@@ -178,13 +178,15 @@ def _load_error(tmp_path: Path, env: dict[str, str], *, user: int | None = None)
     source = tmp_path / "thread.c"
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
     # Read first what root alone may read (zig's version, the hooks), then become USER.
-    drop = f"toolchain.zig_version(); hooks.library(); os.setgid({user}); os.setuid({user})" if user is not None else "pass"
+    drop = (
+        f"from sim import hooks, toolchain; toolchain.zig_version(); hooks.library(); os.setgid({user}); os.setuid({user})"
+        if user is not None else "pass"
+    )
     script = textwrap.dedent(
         f"""
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
         import komorebi as km
-        from sim import hooks, toolchain
         {drop}
         p = km.Program("p", kernels={str(KERNELS)!r})
         p.thread(cluster=0, sources=[{str(source)!r}])

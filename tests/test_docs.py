@@ -6,6 +6,13 @@ import re
 from tests.conftest import ROOT
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+ANCHOR = re.compile(r"\]\(([^)#\s]*)#([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation gone, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
 
 
 def pages():
@@ -30,3 +37,16 @@ def test_every_lesson_has_a_page_and_the_readme_links_it():
             page = ROOT / "docs" / f"{lesson.name}.md"
             assert page.exists(), f"{lesson.name} has no page in docs/"
             assert f"docs/{lesson.name}.md" in readme, f"README does not link {lesson.name}"
+
+
+def test_every_anchor_names_a_heading():
+    broken = []
+    for page in pages():
+        for target, anchor in ANCHOR.findall(page.read_text()):
+            linked = (page.parent / target) if target else page
+            if "://" in target or not linked.exists():
+                continue
+            headings = {slug(line.lstrip("#")) for line in linked.read_text().splitlines() if line.startswith("#")}
+            if anchor not in headings:
+                broken.append(f"{page.relative_to(ROOT)} -> {target}#{anchor}")
+    assert broken == []

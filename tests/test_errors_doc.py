@@ -11,7 +11,11 @@ block is gone: the page and the library cannot drift apart.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -40,6 +44,7 @@ TYPES: dict[str, type] = {
     "km.NotSimulatedWarning": km.NotSimulatedWarning,
     "km.CoherenceWarning": km.CoherenceWarning,
     "km.CompileWarning": km.CompileWarning,
+    "km.OutputWarning": km.OutputWarning,
 }
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
@@ -225,6 +230,106 @@ def _compile_warning(tmp_path, _):
     return warned(run, km.CompileWarning)
 
 
+def _slow_compiler(tmp_path: Path, monkeypatch, sleep: float) -> None:
+    slow = tmp_path / "slowcc"
+    slow.write_text(
+        f"#!/bin/sh\nsleep {sleep}\nexec {sys.executable} -m ziglang cc "
+        '-target riscv64-freestanding-none -mcpu=baseline_rv64 "$@"\n'
+    )
+    slow.chmod(0o755)
+    monkeypatch.setenv("KMX_CC", str(slow))
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _closed_while_loading(tmp_path, monkeypatch):
+    _slow_compiler(tmp_path, monkeypatch, 0.8)
+    session = km.Session()
+    got = {}
+    loader = threading.Thread(target=lambda: got.setdefault("error", raised(lambda: session.load(program(tmp_path)))))
+    loader.start()
+    time.sleep(0.3)
+    session.close()
+    loader.join(60)
+    return got["error"]
+
+
+def _compile_timeout(tmp_path, monkeypatch):
+    _slow_compiler(tmp_path, monkeypatch, 30)
+    monkeypatch.setenv("KMX_COMPILE_TIMEOUT", "0.5")
+    return _load(program(tmp_path))
+
+
+def _cache_is_a_file(tmp_path, monkeypatch):
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    monkeypatch.setenv("KMX_CACHE_DIR", str(blocker))
+    return _load(program(tmp_path))
+
+
+def _no_home(tmp_path, monkeypatch):
+    for name in ("KMX_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home():  # what Path.home does for a user with no password entry
+        raise KeyError("getpwuid(): uid not found: 54321")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    return _load(program(tmp_path))
+
+
+def _zig_cache_is_a_file(tmp_path, monkeypatch):
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ZIG_GLOBAL_CACHE_DIR", str(blocker))
+    return _load(program(tmp_path))
+
+
+def _forked_child(tmp_path, _):
+    """The message a forked child gets from its parent's run (through a pipe)."""
+    with km.Session() as session:
+        run = session.load(program(tmp_path))
+        run.thread_result(timeout=10.0)
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: say what run.stop() raised, and leave at once
+            try:
+                run.stop()
+                os.write(write_end, b"nothing raised")
+            except BaseException as error:  # noqa: BLE001 - reported to the parent
+                os.write(write_end, f"{type(error).__name__}: {error}".encode())
+            os._exit(0)
+        os.close(write_end)
+        said = b""
+        while chunk := os.read(read_end, 4096):
+            said += chunk
+        os.close(read_end)
+        os.waitpid(pid, 0)
+        run.stop()
+    kind, message = said.decode().split(": ", 1)
+    return {"RuntimeError": RuntimeError}.get(kind, Exception)(message)
+
+
+class _BrokenPipe:
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def _output_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _BrokenPipe())
+
+    def run():
+        with km.Session() as session:
+            r = session.load(program(tmp_path, '    kmx_print("one line\\n");\n    return 0;\n'))
+            r.thread_result(timeout=10.0)
+            r.stop()
+
+    return warned(run, km.OutputWarning)
+
+
 def _thread_file(tmp_path: Path) -> str:
     return str((tmp_path / "thread.c").resolve())
 
@@ -291,8 +396,10 @@ CASES = [
          lambda t, m: raised(bad_thread(t, regions={"a": np.array([1, "x"], dtype=object)})), {"name": "a"}),
     Case("thread-regions-content-type", "must be a byte count (int) or a numpy array",
          lambda t, m: raised(bad_thread(t, regions={"a": [1, 2, 3]})), {"name": "a", "type": "list"}),
-    Case("thread-words-type", "words must be a sequence of ints",
+    Case("thread-words-type", "words must be a sequence of ints, not {type}",
          lambda t, m: raised(bad_thread(t, words=7)), {"type": "int"}),
+    Case("thread-words-zero-dimensions", "dimensional numpy array",
+         lambda t, m: raised(bad_thread(t, words=np.array(7))), {"dimensions": "0"}),
     Case("thread-words-too-many", "a thread takes at most 64",
          lambda t, m: raised(bad_thread(t, words=[0] * 65)), {"count": "65"}),
     Case("thread-words-item-type", "words[{index}] must be an int",
@@ -312,16 +419,25 @@ CASES = [
          lambda t, m: raised(lambda: km.Session(quantum=0)), {"quantum": "0"}),
     Case("session-seed-type", "schedule_seed must be",
          lambda t, m: raised(lambda: km.Session(schedule_seed="7")), {"type": "str"}),
+    Case("session-output-limit-type", "output_limit must be an int",
+         lambda t, m: raised(lambda: km.Session(output_limit=1.5)), {"type": "float"}),
+    Case("session-output-limit-negative", "output_limit must be >= 0",
+         lambda t, m: raised(lambda: km.Session(output_limit=-3)), {"value": "-3"}),
     # session.load
     Case("load-closed", "the session is closed", _closed),
+    Case("load-closed-while-loading", "was closed while the program loaded", _closed_while_loading),
+    Case("load-image-too-big", "the thread's image (its code, data and .bss)",
+         lambda t, m: _load(program(t, "    huge[kmx_word(0)] = 1;\n    return huge[5];\n", cluster=2, words=[0],
+                                    prelude="static uint8_t huge[3u << 30];\n")),
+         {"cluster": "2", "bank": "D7", "share": "2 GiB"}),
     Case("load-not-a-program", "program must be a km.Program",
          lambda t, m: _load("program.py"), {"type": "str"}),
     Case("load-no-thread", "has no thread; add one",
          lambda t, m: _load(km.Program("empty", kernels=KERNELS)), {"program": "empty"}),
-    Case("load-region-too-big-cluster-0", "share of DRAM bank",
+    Case("load-region-too-big-cluster-0", "left after the image, the stacks",
          lambda t, m: _load(program(t, cluster=0, regions={"big": 5 * GiB})),
          {"name": "big", "size": "5 GiB", "cluster": "0", "bank": "D5", "share": "4 GiB"}),
-    Case("load-region-too-big-cluster-3", "share of DRAM bank",
+    Case("load-region-too-big-cluster-3", "left after the image, the stacks",
          lambda t, m: _load(program(t, cluster=3, regions={"small": 64, "big": 2 * GiB})),
          {"name": "big", "size": "2 GiB", "cluster": "3", "bank": "D7", "share": "2 GiB"}),
     Case("load-source-gone", "no longer exists", _source_gone,
@@ -381,6 +497,15 @@ CASES = [
          lambda t: {"file": _thread_file(t), "line": "5"}),
     Case("compile-undefined-symbol", "undefined symbol",
          lambda t, m: _compile(t, m, '#include "kmx.h"\nint main(void) { return 0; }\n'), {"symbol": "kmx_main"}),
+    Case("compile-timeout", "took longer than", _compile_timeout,
+         lambda t: {"what": "start.S", "limit": "0.5", "more": "600"}),
+    Case("compile-timeout-bad", "is not a time limit",
+         lambda t, m: (m.setenv("KMX_COMPILE_TIMEOUT", "soon"), _load(program(t)))[1], {"value": "'soon'"}),
+    Case("cache-cannot-be-written", "cannot be written", _cache_is_a_file,
+         lambda t: {"folder": repr(str(t / "afile")), "why": "a file is in the way where a folder must be"}),
+    Case("cache-no-home", "the build cache has no folder", _no_home),
+    Case("cache-zig", "zig could not use its cache folder", _zig_cache_is_a_file,
+         lambda t: {"folder": str(t / "afile")}),
     Case("compile-no-compiler", "was not found (KMX_CC=",
          lambda t, m: _compile(t, m, '#include "kmx.h"\nint kmx_main(int core) { return core; }\n',
                                KMX_CC="no-such-compiler-for-kmx"),
@@ -435,13 +560,21 @@ CASES = [
          lambda t, m: fault(t, REGION + "    int (*volatile f)(void) = (int (*)(void))(r + 8);\n    return f();\n",
                             regions={"r": 64}),
          {"offset": "8", "name": "r", "id": "0"}),
-    Case("fault-vector-instruction", "an illegal instruction",
+    Case("fault-jump-into-data", "which is in the thread's static data",
+         lambda t, m: fault(t, "    return ((int (*)(void))&buffer[4])();\n",
+                            prelude="static uint32_t buffer[64];\n"),
+         {"instruction": "instruction 0x0000", "symbol": "'buffer' + 16"}),
+    Case("fault-uncached-alias", "DRAM's uncached alias",
+         lambda t, m: fault(t, REGION + "    return ((volatile uint8_t*)((uint64_t)r - 0x400000000000ull))[3];\n",
+                            regions={"numbers": 4096}),
+         {"access": "a load from", "where": "byte 3 of region 'numbers' (ID 0)"}),
+    Case("fault-vector-instruction", "an illegal instruction (instruction {bits})",
          lambda t, m: fault(t, '    __asm__ volatile(".word 0x010572d7"); /* vsetvli */\n    return 0;\n'),
          {"bits": "0x010572d7"}),
-    Case("fault-zba-instruction", "an illegal instruction",
+    Case("fault-zba-instruction", "an illegal instruction (instruction {bits})",
          lambda t, m: fault(t, '    __asm__ volatile(".word 0x20b52533"); /* sh1add */\n    return 0;\n'),
          {"bits": "0x20b52533"}),
-    Case("fault-zbb-instruction", "an illegal instruction",
+    Case("fault-zbb-instruction", "an illegal instruction (instruction {bits})",
          lambda t, m: fault(t, '    __asm__ volatile(".word 0x40b57533"); /* andn */\n    return 0;\n'),
          {"bits": "0x40b57533"}),
     Case("fault-builtin-trap", "a trap instruction",
@@ -529,7 +662,10 @@ CASES = [
     Case("after-stop", "the run was stopped before",
          lambda t, m: forever(t, lambda run: (run.stop(), raised(lambda: run.thread_result(timeout=10.0)))[1]),
          {"cluster": "1"}),
+    Case("forked-child", "a forked child process cannot use it", _forked_child),
     # 5. warnings
+    Case("warning-output", "could not all be written to Python's standard output", _output_warning,
+         {"cluster": "1", "error": "BrokenPipeError(32, 'Broken pipe')"}),
     Case("warning-not-simulated", "is not simulated", _kernel_that_does_something, {"file": "compute.cpp"}),
     Case("warning-coherence", "before the thread invalidated it", _read_before_invalidate,
          {"core": "0", "name": "data", "which bytes": "all 64 bytes", "line": "7", "id": "0"}),

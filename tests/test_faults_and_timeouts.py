@@ -239,3 +239,49 @@ def test_builtin_trap_is_named_as_a_trap_at_its_line(tmp_path):
         run_to_end(program_for(source, tmp_path, words=[1]))
     assert caught.value.line == 4
     assert "a trap instruction (instruction 0x0000, unimp" in caught.value.cause
+
+
+# -- small ones (issue 11, item 16) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("huge", [10**400, __import__("fractions").Fraction(10**400, 3)])
+def test_a_timeout_too_big_for_a_float_waits_for_ever(tmp_path, huge):
+    with km.Session() as session:
+        run = session.load(program_for('#include "kmx.h"\nint kmx_main(int c) { return 2; }\n', tmp_path))
+        assert run.thread_result(timeout=huge).code == 2
+        run.stop()
+
+
+def test_a_negative_timeout_too_big_for_a_float_is_refused(tmp_path):
+    with km.Session() as session:
+        run = session.load(program_for('#include "kmx.h"\nint kmx_main(int c) { return 2; }\n', tmp_path))
+        with pytest.raises(ValueError, match="timeout must be a number of seconds >= 0"):
+            run.thread_result(timeout=-(10**400))
+        run.stop()
+
+
+def test_a_jump_into_a_zeroed_static_buffer_says_so_not_builtin_trap(tmp_path):
+    source = (
+        '#include "kmx.h"\nstatic uint32_t buffer[64];\ntypedef int (*fn)(void);\n'
+        "int kmx_main(int core) {\n    return ((fn)&buffer[4])();\n}\n"
+    )
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(source, tmp_path))
+    cause = caught.value.cause
+    assert "__builtin_trap" not in cause
+    assert "in the thread's static data ('buffer' + 16), not in its code: the core jumped into data" in cause
+
+
+def test_the_uncached_alias_is_named_and_said_not_simulated(tmp_path):
+    source = (
+        '#include "kmx.h"\nint kmx_main(int core) {\n    uint64_t n;\n'
+        "    uint8_t* r = kmx_region(0, &n);\n"
+        "    volatile uint8_t* uncached = (volatile uint8_t*)((uint64_t)r - 0x400000000000ull);\n"
+        "    return uncached[3];\n}\n"
+    )
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(source, tmp_path, regions={"numbers": 4096}))
+    cause = caught.value.cause
+    assert "which is DRAM's uncached alias of 0x4000" in cause
+    assert "byte 3 of region 'numbers' (ID 0)" in cause
+    assert "the simulator does not model uncached access yet" in cause

@@ -9,7 +9,7 @@ import komorebi as km
 THREADS = Path(__file__).resolve().parent / "threads"
 
 
-def program_for(source: str | Path, tmp_path: Path, *, cluster: int = 1, regions=None, words=()) -> km.Program:
+def program_for(source: str | Path, tmp_path: Path, *, cluster: int = 1, regions=None, words=(), cores: int = 1) -> km.Program:
     """A program with one thread: SOURCE is C text, or a file in tests/threads/."""
     if isinstance(source, str) and "\n" in source:
         path = tmp_path / "thread.c"
@@ -19,7 +19,7 @@ def program_for(source: str | Path, tmp_path: Path, *, cluster: int = 1, regions
     kernels = tmp_path / "kernels"
     kernels.mkdir(exist_ok=True)
     program = km.Program("test", kernels=kernels)
-    program.thread(cluster=cluster, sources=[path], regions=regions or {}, words=words)
+    program.thread(cluster=cluster, sources=[path], regions=regions or {}, words=words, cores=cores)
     return program
 
 
