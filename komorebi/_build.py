@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from komorebi._errors import CompileError, CompileWarning, warn_at_caller
-from sim import build_cache, toolchain
+from sim import build_cache, depends, toolchain
 from sim.build_cache import BuildError
 
 RUNTIME = Path(__file__).resolve().parent.parent / "kmx_runtime"
@@ -69,6 +70,7 @@ class Toolchain:
     command: tuple[str, ...]  # the compiler and the target flags it needs
     identity: str  # what stands for its version in the keys
     custom: bool  # KMX_CC
+    own_folders: tuple[Path, ...] = ()  # the compiler's own headers are under these
 
     @property
     def clang_like(self) -> bool:
@@ -91,7 +93,9 @@ def _user_flags() -> list[str]:
 def toolchain_in_use() -> Toolchain:
     custom = os.environ.get("KMX_CC")
     if not custom:
-        return Toolchain((*toolchain.zig(), "cc", *ZIG_TARGET), "ziglang " + toolchain.zig_version(), False)
+        return Toolchain(
+            (*toolchain.zig(), "cc", *ZIG_TARGET), "ziglang " + toolchain.zig_version(), False, (toolchain.zig_folder(),)
+        )
     command = tuple(shlex.split(custom))
     # A custom compiler: its resolved path, size and time stand for its version.
     from shutil import which
@@ -137,7 +141,9 @@ def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
     """SOURCE compiled to an object: (its path, the compiler's messages)."""
     global _compiles
     flags = tools.compile_flags()
-    key = build_cache.key_of(["object", tools.identity, *tools.command, "--", *flags, str(source), source.read_bytes()])
+    key = build_cache.key_of(
+        ["object", tools.identity, *tools.command, "--", *flags, *_context(), str(source), source.read_bytes()]
+    )
     found = build_cache.lookup("objects", key)
     if found is not None:
         return found[0]["object"], found[1].get("messages", "")
@@ -146,13 +152,26 @@ def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
         argv = [*tools.command, *flags, "-I", str(RUNTIME), "-c", str(source), "-o", str(output),
                 "-MD", "-MF", str(depfile)]
         _compiles += 1
+        started = time.time_ns()
         done = _run(argv, source.name)
         messages = done.output.strip()
         if done.returncode != 0 or not output.exists():
             raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
-        inputs = {source, *_depfile_paths(depfile)}
-        kept = build_cache.store("objects", key, {"object": output}, inputs, messages=messages)
+        read = depends.read_depfile(depfile)
+        hashes = None if read is None else build_cache.input_hashes({source, *read}, started)
+        if hashes is None:  # what it read is not known for sure: used now, never found again
+            return build_cache.keep_unindexed("objects", output), messages
+        rivals = depends.unseen_rivals(hashes, depends.search_folders(argv, RUNTIME), tools.own_folders)
+        kept = build_cache.store("objects", key, {"object": output}, hashes, rivals, messages=messages)
     return kept["object"], messages
+
+
+def _context() -> list[str]:
+    """What else decides which files a compile reads: the include variables, and the
+    working folder that relative paths in them and in KMX_CFLAGS are taken from."""
+    variables = [f"{name}={os.environ.get(name, '')}" for name in depends.INCLUDE_VARIABLES]
+    relative = bool(_user_flags()) or any(os.environ.get(name) for name in depends.INCLUDE_VARIABLES)
+    return [*variables, os.getcwd() if relative else ""]
 
 
 def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
@@ -174,7 +193,7 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
         messages = done.output.strip()
         if done.returncode != 0 or not output.exists():
             raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
-        kept = build_cache.store("threads", key, {"thread": output}, [], messages=messages)
+        kept = build_cache.store("threads", key, {"thread": output}, {}, messages=messages)
     return kept["thread"], messages
 
 
@@ -186,34 +205,3 @@ def _run(argv: list[str], what: str) -> toolchain.Done:
             f"the compiler {argv[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",
             command=argv,
         ) from None
-
-
-def _depfile_paths(depfile: Path) -> list[Path]:
-    """The files a make-style depfile names after its target (none when the compiler
-    wrote none, as for plain assembly). Relative names are the compiler's cwd's, ours."""
-    try:
-        text = depfile.read_text()
-    except FileNotFoundError:
-        return []
-    words, word, escaped = [], "", False
-    text = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("$$", "$")
-    for char in text:
-        if escaped:
-            word += char if char in " #\\" else "\\" + char
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char.isspace():
-            if word:
-                words.append(word)
-            word = ""
-        else:
-            word += char
-    if word:
-        words.append(word)
-    # The target ends with ':' ("object.o:"), or the ':' stands alone.
-    for i, word in enumerate(words):
-        if word.endswith(":"):
-            words = words[i + 1 :]
-            break
-    return [Path(os.path.abspath(w)) for w in words]

@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -107,9 +108,26 @@ def key_of(parts: Iterable[str | bytes]) -> str:
     return digest.hexdigest()[:32]
 
 
+def input_hashes(paths: Iterable[Path], started_ns: int) -> dict[Path, str] | None:
+    """A hash of each of PATHS, the files a build that started at STARTED_NS (time.time_ns)
+    read; None when one is gone, or was changed since the build started: the build may
+    have read it before the change, so what it made must not be kept as made from it."""
+    hashes = {}
+    for path in set(paths):
+        try:
+            before = os.stat(path).st_mtime_ns
+            hashes[path] = file_hash(path)
+            if max(before, os.stat(path).st_mtime_ns) >= started_ns:
+                return None
+        except OSError:
+            return None
+    return hashes
+
+
 def lookup(kind: str, key: str) -> tuple[dict[str, Path], dict] | None:
     """The outputs (name -> path) and the manifest of entry KEY of KIND, when it can be
-    used: every output intact, every input unchanged. None: build it."""
+    used: every output intact, every input unchanged, and no file there where one would
+    shadow an input. None: build it."""
     try:
         folder = cache_dir() / kind / key
         manifest = json.loads((folder / MANIFEST).read_text())
@@ -118,6 +136,8 @@ def lookup(kind: str, key: str) -> tuple[dict[str, Path], dict] | None:
         for path, digest in manifest["inputs"]:
             if file_hash(Path(path)) != digest:
                 return None
+        if any(os.path.lexists(path) for path in manifest.get("absent", ())):
+            return None
         outputs = {}
         for name, (file, digest) in manifest["outputs"].items():
             output = folder / file
@@ -129,10 +149,12 @@ def lookup(kind: str, key: str) -> tuple[dict[str, Path], dict] | None:
     return outputs, manifest
 
 
-def store(kind: str, key: str, outputs: dict[str, Path], inputs: Iterable[Path], **extra) -> dict[str, Path]:
+def store(
+    kind: str, key: str, outputs: dict[str, Path], inputs: dict[Path, str], absent: Iterable[Path] = (), **extra
+) -> dict[str, Path]:
     """Keep OUTPUTS (name -> a file, moved in) as entry KEY of KIND, to be used while the
-    files INPUTS stay as they are now. EXTRA goes into the manifest. Returns the kept
-    outputs' paths."""
+    files INPUTS still have their hashes (`input_hashes`) and no file is at any of ABSENT.
+    EXTRA goes into the manifest. Returns the kept outputs' paths."""
     folder = cache_dir() / kind / key
     with writing(folder):
         folder.mkdir(parents=True, exist_ok=True)
@@ -143,10 +165,12 @@ def store(kind: str, key: str, outputs: dict[str, Path], inputs: Iterable[Path],
             os.replace(path, folder / file)  # the same bytes under the same name: harmless
             kept[name] = folder / file
             recorded[name] = [file, digest]
+        _prune(folder, keep=set(kept.values()))
         manifest = {
             "format": FORMAT,
             "outputs": recorded,
-            "inputs": [[str(p), file_hash(p)] for p in sorted(set(inputs))],
+            "inputs": sorted([str(p), digest] for p, digest in inputs.items()),
+            "absent": sorted(map(str, absent)),
             **extra,
         }
         with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as f:
@@ -155,14 +179,51 @@ def store(kind: str, key: str, outputs: dict[str, Path], inputs: Iterable[Path],
     return kept
 
 
+def keep_unindexed(kind: str, path: Path) -> Path:
+    """Keep the file PATH under its own hash only, in no entry: a build's output that
+    must not be found again by its key (`input_hashes` said None), but that this build
+    goes on using (a thread's object, until it is linked)."""
+    folder = cache_dir() / kind / "unindexed"
+    with writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        kept = folder / f"{file_hash(path)[:32]}{path.suffix}"
+        os.replace(path, kept)
+        _prune(folder, keep={kept})
+    return kept
+
+
+STALE_SECONDS = 24 * 3600  # a build folder or an output this old, no manifest naming it, goes
+
+
+def _prune(folder: Path, keep: set[Path]) -> None:
+    """Remove the outputs of FOLDER's earlier builds, once old enough that no other
+    process can still be using them."""
+    now = time.time()
+    for path in folder.iterdir():
+        if path in keep or path.name == MANIFEST or path.suffix == ".tmp":
+            continue
+        try:
+            if now - path.stat().st_mtime > STALE_SECONDS:
+                path.unlink()
+        except OSError:
+            pass
+
+
 @contextlib.contextmanager
 def scratch(kind: str) -> Iterator[Path]:
     """A new empty folder in the cache for a build's files, removed afterwards (on the
-    same file system as the entries, so that outputs move in without a copy)."""
+    same file system as the entries, so that outputs move in without a copy). Folders
+    left by builds that were killed are removed once they are old."""
     parent = cache_dir() / kind
     with writing(parent):
         parent.mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(dir=parent, prefix="build-"))
+    for old in parent.glob("build-*"):
+        try:
+            if old != folder and time.time() - old.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
     try:
         yield folder
     finally:

@@ -136,7 +136,7 @@ def _build() -> Path:
                 problem or f"building the simulator's native hooks ({SOURCE}) for the host "
                 f"failed:\n{done.output.strip()}"
             )
-        return build_cache.store("host", key, {"hooks": output}, [])["hooks"]
+        return build_cache.store("host", key, {"hooks": output}, {})["hooks"]
 
 
 _library: ctypes.CDLL | None = None

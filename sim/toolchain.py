@@ -14,6 +14,7 @@ cache, so that a machine with no HOME still compiles.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import os
 import signal
@@ -23,6 +24,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Sequence
 
 from sim.build_cache import BuildError, cache_dir
@@ -64,6 +66,13 @@ def time_limit() -> float:
 def zig() -> list[str]:
     """The `ziglang` package's zig."""
     return [sys.executable, "-m", "ziglang"]
+
+
+@functools.lru_cache(maxsize=None)
+def zig_folder() -> Path:
+    """Where the `ziglang` package is: its compiler and its headers."""
+    spec = importlib.util.find_spec("ziglang")
+    return Path(spec.origin).resolve().parent
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -97,6 +98,79 @@ def test_a_deleted_include_is_a_compile_error_not_an_old_build(tmp_path, own_cac
     (tmp_path / "gone.h").unlink()
     with pytest.raises(km.CompileError, match="gone.h"):
         _code(source)
+
+
+def test_a_header_edited_while_its_source_compiles_is_compiled_again(tmp_path, own_cache, monkeypatch):
+    """The compile reads the header, then it changes before the build is kept: the build
+    must not be kept as made from the new header."""
+    mark = tmp_path / "compiled"
+    compiler = tmp_path / "cc"
+    compiler.write_text(
+        f"#!/bin/sh\n{sys.executable} -m ziglang cc -target riscv64-freestanding-none -mcpu=baseline_rv64 \"$@\"\n"
+        f"rc=$?\ncase \"$*\" in *thread.c*) touch {mark}; sleep 1;; esac\nexit $rc\n"
+    )
+    compiler.chmod(0o755)
+    monkeypatch.setenv("KMX_CC", str(compiler))
+    header, source = tmp_path / "v.h", tmp_path / "thread.c"
+    header.write_text("#define VALUE 1\n")
+    source.write_text('#include "kmx.h"\n#include "v.h"\nint kmx_main(int core) { return VALUE; }\n')
+    got = {}
+    loader = threading.Thread(target=lambda: got.setdefault("code", _code(source)))
+    loader.start()
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    header.write_text("#define VALUE 2\n")  # the editor saves while the build goes on
+    loader.join(60)
+    assert got["code"] == 1  # what the compile read
+    assert _code(source) == 2  # and never the old build again
+
+
+@pytest.mark.parametrize("rival", ["kmx.h", "v.h"])
+def test_a_header_put_where_it_shadows_another_is_seen(tmp_path, own_cache, monkeypatch, rival):
+    """A header found through -I (or kmx.h, in the runtime) is shadowed by one of the same
+    name put beside the source, which an #include "..." looks in first."""
+    elsewhere = tmp_path / "include"
+    elsewhere.mkdir()
+    (elsewhere / "v.h").write_text("#define VALUE 1\n")
+    monkeypatch.setenv("KMX_CFLAGS", f"-I{elsewhere}")
+    source = tmp_path / "src" / "thread.c"
+    source.parent.mkdir()
+    source.write_text('#include "kmx.h"\n#include "v.h"\nint kmx_main(int core) { return VALUE; }\n')
+    assert _code(source) == 1
+    text = "#define VALUE 5\n" if rival == "v.h" else (ROOT / "kmx_runtime" / "kmx.h").read_text() + "\n#undef KMX_RESULT_WORDS\n"
+    (source.parent / rival).write_text(text)
+    if rival == "v.h":
+        assert _code(source) == 5
+    else:  # the shadowing kmx.h is read: its own copy, with an extra line
+        before = _build.compiler_runs
+        assert _code(source) == 1
+        assert _build.compiler_runs == before + 1
+
+
+def test_a_relative_include_folder_is_taken_from_where_python_runs(tmp_path, own_cache, monkeypatch):
+    for value, folder in ((1, "a"), (2, "b")):
+        (tmp_path / folder / "inc").mkdir(parents=True)
+        (tmp_path / folder / "inc" / "v.h").write_text(f"#define VALUE {value}\n")
+    monkeypatch.setenv("KMX_CFLAGS", "-Iinc")
+    source = tmp_path / "thread.c"
+    source.write_text('#include "kmx.h"\n#include <v.h>\nint kmx_main(int core) { return VALUE; }\n')
+    monkeypatch.chdir(tmp_path / "a")
+    assert _code(source) == 1
+    monkeypatch.chdir(tmp_path / "b")
+    assert _code(source) == 2
+
+
+def test_phony_rules_and_odd_paths_in_the_depfile_do_not_break_the_build(tmp_path, own_cache, monkeypatch):
+    monkeypatch.setenv("KMX_CFLAGS", "-MP")
+    folder = tmp_path / "a dir\twith # odd $ names"
+    folder.mkdir()
+    (folder / "v.h").write_text("#define VALUE 3\n")
+    source = folder / "thread.c"
+    source.write_text('#include "kmx.h"\n#include "v.h"\nint kmx_main(int core) { return VALUE; }\n')
+    assert _code(source) == 3
+    (folder / "v.h").write_text("#define VALUE 4\n")
+    assert _code(source) == 4
 
 
 def test_an_unchanged_thread_is_not_compiled_again(tmp_path, own_cache):
