@@ -52,8 +52,10 @@ COMPILE_FLAGS = [
 # A frame bigger than a page is probed a page at a time as it is made, so that a stack
 # overflow meets the guard below the stack, whatever the frame's size (sim.layout). clang's
 # driver takes -fstack-clash-protection only for Linux targets; its front end takes it for
-# any RISC-V target.
-ZIG_PROBES = ["-Xclang", "-fstack-clash-protection"]
+# any RISC-V target (LLVM 20 and later). Shrink-wrapping is off: LLVM 22's RISC-V probe
+# uses t1 and t2 as scratch, and a prologue that shrink-wrap moves past code holding live
+# values in them clobbers them (llvm/llvm-project#198699).
+ZIG_PROBES = ["-Xclang", "-fstack-clash-protection", "-mllvm", "-enable-shrink-wrap=false"]
 LINK_FLAGS = [
     "-g",  # keep the symbols and the DWARF (zig strips them at -Os without it)
     "-fPIE",

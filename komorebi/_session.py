@@ -87,13 +87,16 @@ class _Loaded:
             )
 
     def stop(self) -> None:
-        """See Run.stop."""
-        self.check_process()
+        """See Run.stop. Nothing in a forked child: the run is the parent's to stop."""
+        if self.card.foreign:
+            return
         with self._stopping:
             if self.stopped:
                 return
-            self.card.stop()
-            self.stopped = True
+            try:
+                self.card.stop()
+            finally:
+                self.stopped = True
             for finding in self.findings():
                 warnings.warn_explicit(
                     CoherenceWarning(finding.message), CoherenceWarning, finding.file or "<thread>", finding.line or 0
@@ -104,7 +107,7 @@ class _Loaded:
                     warn_at_caller(OutputWarning(
                         f"the lines the thread on cluster {number} printed could not all be "
                         f"written to Python's standard output ({error!r}); the host's output "
-                        f"failed, not the thread. They are kept in run.threads[{number}].output"
+                        f"failed, not the thread. The latest of them are kept in run.threads[{number}].output"
                     ))
 
     def findings(self) -> list[Finding]:
@@ -119,8 +122,18 @@ class Thread:
         self._cluster = cluster
         self.cluster = cluster.number
         self.cores = len(cluster.cores)
-        self.fault: ThreadFault | None = None
+        # The ThreadFault, held weakly: its traceback holds this object's frames, and a
+        # cycle would keep the run (and its cores) alive after it is dropped.
+        self._fault: weakref.ref | None = None
         self._fault_made = threading.Lock()
+
+    @property
+    def fault(self) -> ThreadFault | None:
+        """The thread's km.ThreadFault once a result call raised it, else None."""
+        item = self._cluster.outbox.last
+        if item is None or item.fault is None:
+            return None
+        return self._fault_of(item)
 
     @property
     def output(self) -> str:
@@ -147,7 +160,7 @@ class Thread:
         if item is None:
             last = outbox.last
             if last is not None and last.fault is not None:
-                raise self._fault(last)
+                raise self._fault_of(last)
             if last is not None:  # taken before, here or by another Python thread
                 raise RuntimeError(
                     f"the thread on cluster {self.cluster} has ended and its final result was "
@@ -160,15 +173,17 @@ class Thread:
                 )
             raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s")
         if item.fault is not None:
-            raise self._fault(item)
+            raise self._fault_of(item)
         return ThreadResult(item.words, item.final, item.code, item.codes)
 
-    def _fault(self, item) -> ThreadFault:
-        """The thread's ThreadFault: the same one every time."""
+    def _fault_of(self, item) -> ThreadFault:
+        """The thread's ThreadFault: the same one every time, while anyone holds it."""
         with self._fault_made:
-            if self.fault is None:
-                self.fault = _thread_fault(item.fault)
-            return self.fault
+            fault = self._fault() if self._fault is not None else None
+            if fault is None:
+                fault = _thread_fault(item.fault)
+                self._fault = weakref.ref(fault)
+            return fault
 
     def read(self, name: str) -> np.ndarray:
         """Region NAME as DRAM holds it after the run: a new uint8 array.
@@ -339,14 +354,17 @@ class Session:
                     f"it: {error}"
                 ) from None
         card = Card(self.quantum, self.schedule_seed, self.coherence, self.output_limit)
-        loaded = _Loaded(card)
         sharing = card.bank_sharers(program.threads)
         try:
             for number, spec in sorted(program.threads.items()):
                 card.place_thread(number, images[number], spec.regions, spec.words, spec.cores,
                                   shares_bank=number in sharing)
-        except BuildError as error:  # the simulator's own hooks could not be built
-            raise CompileError(str(error)) from None
+        except BaseException as error:
+            card.stop()  # frees what was placed
+            if isinstance(error, BuildError):  # the simulator's own hooks could not be built
+                raise CompileError(str(error)) from None
+            raise
+        loaded = _Loaded(card)
         run = Run(loaded, self)
         with self._lock:  # a close() from another Python thread stops what loads return
             if self.closed:

@@ -35,7 +35,7 @@ from sim.dram import Bank
 from sim.faults import CoreFault
 from sim.layout import SHARES
 from sim.loader import ThreadImage
-from sim.outbox import Outbox
+from sim.outbox import Handed, Outbox
 from sim.schedule import DEFAULT_QUANTUM, Schedule
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
@@ -81,6 +81,7 @@ class Card:
         self._lock = threading.RLock()  # (re-entered when a finalizer runs inside it)
         self._started = False
         self._abandoned = False
+        self._errors: list[tuple[int, BaseException]] = []  # bugs of ours in the host threads
 
     @property
     def foreign(self) -> bool:
@@ -138,10 +139,18 @@ class Card:
         try:
             self._schedule(cluster)
         except BaseException as error:  # a bug here must not vanish in a daemon thread
-            if not cluster.ended:
-                cluster.fail(CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}"))
+            self._failed(cluster, error)
         finally:
             self._retire(cluster)
+
+    def _failed(self, cluster: Cluster, error: BaseException) -> None:
+        """A bug of the simulator's ended CLUSTER's thread: Python hears of it as the
+        thread's fault (unless the thread had handed its last item already), and stop()
+        raises it."""
+        self._errors.append((cluster.number, error))
+        cluster.faulted = True  # (its unflushed lines are not the news)
+        if not cluster.outbox.has_last:
+            cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}")))
 
     def _schedule(self, cluster: Cluster) -> None:
         while not cluster.ended and not self._stopping.is_set():
@@ -169,15 +178,20 @@ class Card:
             elif (fault := cluster.deadlock()) is not None:
                 cluster.fail(fault)
 
-    @staticmethod
-    def _retire(cluster: Cluster) -> None:
+    def _retire(self, cluster: Cluster) -> None:
         """Nothing will run on CLUSTER again: hand back what is still cached (prints what
         is pending; nothing if already ended), free the engines, wake Python."""
         try:
             cluster.end()
-            cluster.release()
+        except BaseException as error:
+            self._failed(cluster, error)
         finally:
-            cluster.outbox.close()
+            try:
+                cluster.release()
+            except BaseException as error:
+                self._failed(cluster, error)
+            finally:
+                cluster.outbox.close()
 
     def _interrupt(self) -> None:
         for cluster in list(self.clusters.values()):
@@ -200,6 +214,11 @@ class Card:
                 for cluster in self.clusters.values():
                     self._retire(cluster)
         _live.discard(self)
+        if self._errors:  # said once
+            (number, error), self._errors = self._errors[0], []
+            raise RuntimeError(
+                f"the simulator failed while the thread on cluster {number} ended: {error!r}"
+            ) from error
 
     def _join(self) -> None:
         # An interrupt that comes just before a core's engine starts is lost (the engine
@@ -226,7 +245,10 @@ class Card:
             pass
 
     def _reap(self) -> None:
-        self.stop()
+        try:
+            self.stop()
+        except RuntimeError:  # nobody is left to tell
+            pass
         with self._lock:
             for cluster in self.clusters.values():
                 cluster.discard()

@@ -374,8 +374,7 @@ class Cluster:
                 return (
                     f"which is in the thread's static data{name}, not in its code: the core "
                     "jumped into data (a call through a bad function pointer, or into a buffer "
-                    "no code was written to; code written at run time needs fence.i before "
-                    "it runs)"
+                    "that holds no code)"
                 )
             return f"which is in the thread's static data{name}"
         for stack in self.stacks:

@@ -319,13 +319,13 @@ class Core:
     def _trapped(self, pc: int) -> isa.Trapped | None:
         """The instruction at PC, when it is one the simulator runs (sim.isa): placed by
         the loader, or a read of the time CSR (in code the thread wrote, say)."""
-        placed = self.cluster.image.traps.get(pc - self.cluster.image_base)
-        if placed is not None:
-            return placed
         try:
             insn = self._instruction(pc)
         except Exception:
             return None
+        placed = self.cluster.image.traps.get(pc - self.cluster.image_base)
+        if placed is not None and insn == placed.replacement:  # (unless the thread wrote there since)
+            return placed
         what = isa.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
         return what if what is not None and what.counter == "time" else None
 

@@ -33,6 +33,7 @@ import numpy as np
 from sim.layout import BANK_BYTES, PAGE, align_up, runs
 
 _CHUNK = 64 << 20  # bytes written to a snapshot at a time (no temporary of the whole array)
+SHARED_READS_FROM = 1 << 20  # spans this big keep their file, so that a read shares it
 
 
 def _memfd(name: str, size: int) -> int:
@@ -177,8 +178,11 @@ class Storage:
 
     def copy(self, start: int, size: int) -> np.ndarray:
         """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
-        with DRAM until either is written."""
+        with DRAM until either is written (a plain copy for a span small enough that it
+        gave its file back: `release`)."""
         self.settle()
+        if self.file is None:
+            return np.array(self.dram[start : start + size])
         _, array = _map(self.file.fd, self.size, shared=False)
         if self.own_pages is not None:  # a mapping of the snapshot lacks DRAM's own pages
             for first, end in runs(np.flatnonzero(self.own_pages)):
@@ -187,10 +191,15 @@ class Storage:
 
     def release(self) -> None:
         """Nothing will run again: take DRAM out of the process's resident pages (the file
-        keeps them; they come back when read)."""
+        keeps them; they come back when read). A span smaller than SHARED_READS_FROM gives
+        its file descriptor back too (its mapping keeps the memory): a process has only so
+        many, and a run kept for its results would hold one a region; reading such a span
+        costs a copy of its size."""
         self.settle()
         if self.shared:
             self.mapping.advise(mmap.MADV_DONTNEED)
+        if self.size < SHARED_READS_FROM:
+            self.file = None
 
 
 class View:

@@ -64,12 +64,19 @@ def trapped(insn: int) -> Trapped | None:
     return None
 
 
-def find_trapped(code: bytes, start: int) -> dict[int, Trapped]:
+def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = ()) -> dict[int, Trapped]:
     """The instructions of CODE (a section's bytes, at offset START) that the simulator
-    runs, by offset. A linear sweep: RISC-V code has no data between instructions."""
+    runs, by offset. A linear sweep, which skips DATA ([from, to) offsets: what the
+    assembler marked as data with `$d` mapping symbols, and objects placed among the
+    code). Compiled RISC-V code has no data between its instructions."""
     found = {}
     offset, end = 0, len(code) - 1
+    data = sorted(data)
     while offset < end:
+        inside = next((hi for lo, hi in data if lo <= start + offset < hi), None)
+        if inside is not None:
+            offset = inside - start
+            continue
         if code[offset] & 3 != 3:
             offset += 2
             continue

@@ -14,6 +14,8 @@ what the X280 does.
 
 from __future__ import annotations
 
+import functools
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +80,14 @@ class ThreadImage:
 
 
 def load_image(path: Path) -> ThreadImage:
-    """Read a thread's ELF. Raises ImageError when it is not one the simulator runs."""
+    """Read a thread's ELF. Raises ImageError when it is not one the simulator runs. An
+    image is read once a process: the build cache names an ELF by its contents."""
+    stat = os.stat(path)
+    return _load(Path(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: Path, _size: int, _mtime: int) -> ThreadImage:
     try:
         with open(path, "rb") as f:
             return _read(path, ELFFile(f))
@@ -102,11 +111,12 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
     relocations = []
     code = []
     traps: dict[int, isa.Trapped] = {}
-    for section in elf.iter_sections():
+    symbols = elf.get_section_by_name(".symtab")
+    for index, section in enumerate(elf.iter_sections()):
         if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS":
             start = section["sh_addr"]
             code.append((start, start + section["sh_size"]))
-            traps.update(isa.find_trapped(section.data(), start))
+            traps.update(isa.find_trapped(section.data(), start, _data_in_code(symbols, index)))
         if section["sh_type"] not in ("SHT_RELA", "SHT_REL"):
             continue
         if not section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
@@ -121,7 +131,6 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
                     "supported; only R_RISCV_RELATIVE (static position-independent code)"
                 )
             relocations.append((reloc["r_offset"], reloc["r_addend"]))
-    symbols = elf.get_section_by_name(".symtab")
     halt = symbols.get_symbol_by_name(HALT_SYMBOL) if symbols else None
     if not halt:
         raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
@@ -142,3 +151,15 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
         named,
         calls_cycles=bool(symbols.get_symbol_by_name(CYCLES_SYMBOL)),
     )
+
+
+def _data_in_code(symbols, section: int) -> list[tuple[int, int]]:
+    """[from, to) of the data the assembler put among the instructions of SECTION (its
+    index): from each `$d` mapping symbol to the next mapping symbol, and each object."""
+    if symbols is None:
+        return []
+    own = [s for s in symbols.iter_symbols() if s["st_shndx"] == section]
+    marks = sorted((s["st_value"], s.name[1]) for s in own if s.name[:2] in ("$d", "$x"))
+    spans = [(at, marks[i + 1][0] if i + 1 < len(marks) else 1 << 64) for i, (at, kind) in enumerate(marks) if kind == "d"]
+    spans += [(s["st_value"], s["st_value"] + s["st_size"]) for s in own if s["st_info"]["type"] == "STT_OBJECT"]
+    return spans

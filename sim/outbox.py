@@ -35,6 +35,7 @@ class Outbox:
     def __init__(self, on_take: threading.Condition) -> None:
         self._items: deque[Handed] = deque()
         self.closed = False
+        self.has_last = False  # the final result or the fault is in (taken or not)
         self.last: Handed | None = None  # the final result or the fault, once it was taken
         self._submissions = 0
         self._ready = threading.Condition()
@@ -54,7 +55,7 @@ class Outbox:
         """Queue the thread's last item, its final result or its fault, and close."""
         with self._ready:
             self._items.append(item)
-            self.closed = True
+            self.closed = self.has_last = True
             self._ready.notify_all()
 
     def close(self) -> None:

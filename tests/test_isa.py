@@ -133,3 +133,20 @@ def test_a_counter_write_is_not_taken_for_a_read():
     from sim import isa
 
     assert isa.trapped(0xC0029073) is None  # csrrw x0, cycle, t0: a write, left to the engine
+
+
+def test_data_among_the_code_is_left_as_it_is(tmp_path):
+    """A table an assembler put in .text, whose words look like rdcycle and fence.i, is
+    data: the loader leaves it alone."""
+    source = r"""
+#include "kmx.h"
+extern const uint32_t table[2];
+__asm__(".section .text\n.globl table\n.type table, @object\n.p2align 2\n"
+        "table:\n.4byte 0xC0002573, 0x0000100F\n.size table, 8\n.text\n");
+int kmx_main(int core) {
+    kmx_result(0, table, 2);
+    return 0;
+}
+"""
+    result, _ = run_to_end(program_for(source, tmp_path))
+    assert result.words[:2].tolist() == [0xC0002573, 0x0000100F]

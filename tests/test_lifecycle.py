@@ -260,11 +260,15 @@ def test_a_forked_child_cannot_use_the_parents_run(tmp_path):
             pid = os.fork()
             if pid == 0:
                 try:
-                    run.stop()
+                    run.thread_result(timeout=0)
                 except RuntimeError as error:
                     print("CHILD", error, flush=True)
+                run.stop()  # nothing: the run is the parent's
+                s.close()
+                print("CHILD CLOSED", flush=True)
                 os._exit(0)
-            os.waitpid(pid, 0)
+            _, status = os.waitpid(pid, 0)
+            print("CHILD STATUS", status)
             run.stop()
             print("PARENT", run.thread.read("b").tolist())
     """)
@@ -272,4 +276,67 @@ def test_a_forked_child_cannot_use_the_parents_run(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert any(l.startswith("CHILD this run was loaded by process") and "forked child" in l for l in lines), lines
+    assert "CHILD CLOSED" in lines and "CHILD STATUS 0" in lines
     assert lines[-1].startswith("PARENT [")
+
+
+def test_a_forked_child_that_leaves_its_with_block_exits_cleanly(tmp_path):
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import komorebi as km
+        p = km.Program("fork", kernels={str(KERNELS)!r})
+        p.thread(cluster=0, sources=[{str(ROOT / "tests" / "threads" / "forever.c")!r}], regions={{"r": 64}})
+        with km.Session() as s:
+            with s.load(p) as run:
+                pid = os.fork()
+        if pid == 0:
+            sys.exit(0)   # the child left both with blocks and exits
+        _, status = os.waitpid(pid, 0)
+        print("STATUS", os.waitstatus_to_exitcode(status), run.thread.read("r").tolist() == [0] * 64)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "STATUS 0 True", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_a_dropped_run_whose_thread_faulted_is_freed_without_the_cycle_collector(tmp_path):
+    """The ThreadFault's traceback holds the Thread's frames; the Thread must not hold the
+    fault back, or the run lives until the cycle collector happens to run."""
+    faulting = tmp_path / "fault.c"
+    faulting.write_text('#include "kmx.h"\nint kmx_main(int core) {\n    return *(volatile int*)0;\n}\n')
+    spinning = tmp_path / "spin.c"
+    spinning.write_text(FOREVER)
+    program = km.Program("p", kernels=KERNELS)
+    program.thread(cluster=0, sources=[faulting])
+    program.thread(cluster=1, sources=[spinning])
+    session = km.Session()
+    run = session.load(program)
+    try:
+        run.thread_result(timeout=30, cluster=0)
+    except km.ThreadFault:
+        pass
+    gc.disable()
+    try:
+        del run
+        assert _until(lambda: not _cluster_threads()), "the dropped run's other cluster still runs"
+    finally:
+        gc.enable()
+    session.close()
+
+
+def test_a_bug_of_the_simulators_at_a_threads_end_is_not_lost(tmp_path, monkeypatch):
+    from sim.cluster import Cluster
+
+    def broken(self):
+        raise OSError("the hand-back broke")
+
+    monkeypatch.setattr(Cluster, "hand_back", broken)
+    with km.Session() as session:
+        run = session.load(program_for(QUICK, tmp_path, regions={"r": 64}))
+        with pytest.raises(km.ThreadFault, match="the simulator failed: OSError.*hand-back broke"):
+            run.thread_result(timeout=30)
+        with pytest.raises(RuntimeError, match="the simulator failed while the thread on cluster 1 ended"):
+            run.stop()
+        monkeypatch.undo()
