@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
 from bench._bare import BareRun, Layout, place  # noqa: E402
-from komorebi._build import FLAGS, ZIG_TARGET, build_thread  # noqa: E402
+from komorebi._build import COMPILE_FLAGS, ZIG_TARGET, build_thread, toolchain_in_use  # noqa: E402
 from sim.loader import ThreadImage, load_image  # noqa: E402
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -139,8 +139,8 @@ def build_linux(folder: Path) -> Path:
     code-generation flags (its -O level, -mcpu, -mcmodel, ...; not its linker flags),
     the driver with plain ones."""
     mcpu = [flag for flag in ZIG_TARGET if flag.startswith("-mcpu")]
-    codegen = [flag for flag in FLAGS if not flag.startswith("-Wl,")]
-    optimise = [flag for flag in FLAGS if flag.startswith("-O")]
+    codegen = toolchain_in_use().compile_flags()
+    optimise = [flag for flag in COMPILE_FLAGS if flag.startswith("-O")]
     target = ["-target", "riscv64-linux-musl", *mcpu]
     objects = []
     for source in KERNEL_SOURCES:
