@@ -74,6 +74,10 @@ class Toolchain:
     custom: bool  # KMX_CC
     own_folders: tuple[Path, ...] = ()  # the compiler's own headers are under these
 
+    def owns(self, path: Path) -> bool:
+        """PATH is one of the compiler's own files (its headers)."""
+        return any(path.is_relative_to(folder) for folder in self.own_folders)
+
     @property
     def clang_like(self) -> bool:
         return not self.custom or "clang" in Path(self.command[0]).name
@@ -160,7 +164,9 @@ def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
         if done.returncode != 0 or not output.exists():
             raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
         read = depends.read_depfile(depfile)
-        hashes = None if read is None else build_cache.input_hashes({source, *read}, started)
+        # The compiler's own headers come with it, and it is in the key.
+        mine = None if read is None else {p for p in {source, *read} if not tools.owns(p)}
+        hashes = None if mine is None else build_cache.input_hashes(mine, started)
         if hashes is None:  # what it read is not known for sure: used now, never found again
             return build_cache.keep_unindexed("objects", output), messages
         rivals = depends.unseen_rivals(hashes, depends.search_folders(argv, RUNTIME), tools.own_folders)
@@ -181,8 +187,8 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
     global _compiles
     flags = tools.link_flags()
     key = build_cache.key_of(
-        ["elf", tools.identity, *tools.command, "--", *flags, LINKER_SCRIPT.read_bytes(),
-         *(build_cache.file_hash(o) for o in objects)]
+        # (an object's file is named by its own hash, checked when it was found)
+        ["elf", tools.identity, *tools.command, "--", *flags, LINKER_SCRIPT.read_bytes(), *(o.name for o in objects)]
     )
     found = build_cache.lookup("threads", key)
     if found is not None:

@@ -19,6 +19,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from elftools.common.exceptions import ELFError
@@ -111,7 +112,7 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
     relocations = []
     code = []
     traps: dict[int, isa.Trapped] = {}
-    symbols = elf.get_section_by_name(".symtab")
+    symbols = _symbols(elf)
     for index, section in enumerate(elf.iter_sections()):
         if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS":
             start = section["sh_addr"]
@@ -131,35 +132,57 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
                     "supported; only R_RISCV_RELATIVE (static position-independent code)"
                 )
             relocations.append((reloc["r_offset"], reloc["r_addend"]))
-    halt = symbols.get_symbol_by_name(HALT_SYMBOL) if symbols else None
-    if not halt:
+    halt = next((s for s in symbols if s.name == HALT_SYMBOL), None)
+    if halt is None:
         raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
-    named = tuple(sorted(
-        (s["st_value"], s["st_size"], s.name)
-        for s in symbols.iter_symbols()
-        if s.name and s["st_info"]["type"] in ("STT_OBJECT", "STT_FUNC")
-    ))
+    named = tuple(sorted((s.value, s.size, s.name) for s in symbols if s.name and s.kind in (STT_OBJECT, STT_FUNC)))
     return ThreadImage(
         Path(path),
         align_up(end, PAGE),
         segments,
         elf["e_entry"],
-        halt[0]["st_value"],
+        halt.value,
         tuple(relocations),
         tuple(code),
         traps,
         named,
-        calls_cycles=bool(symbols.get_symbol_by_name(CYCLES_SYMBOL)),
+        calls_cycles=any(s.name == CYCLES_SYMBOL for s in symbols),
     )
 
 
-def _data_in_code(symbols, section: int) -> list[tuple[int, int]]:
+class Symbol(NamedTuple):
+    name: str
+    value: int
+    size: int
+    kind: int  # STT_*
+    section: int  # its section's index
+
+
+STT_OBJECT, STT_FUNC = 1, 2
+_ELF64_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
+
+
+def _symbols(elf: ELFFile) -> list[Symbol]:
+    """The symbol table, read in one go (pyelftools parses a symbol at a time, which
+    costs more than everything else of a load)."""
+    table = elf.get_section_by_name(".symtab")
+    if table is None:
+        return []
+    rows = np.frombuffer(table.data(), dtype=_ELF64_SYM)
+    names = elf.get_section(table["sh_link"]).data()
+    out = []
+    for row in rows.tolist():
+        start = row[0]
+        name = names[start : names.index(b"\0", start)].decode(errors="replace")
+        out.append(Symbol(name, row[4], row[5], row[1] & 0xF, row[3]))
+    return out
+
+
+def _data_in_code(symbols: list[Symbol], section: int) -> list[tuple[int, int]]:
     """[from, to) of the data the assembler put among the instructions of SECTION (its
     index): from each `$d` mapping symbol to the next mapping symbol, and each object."""
-    if symbols is None:
-        return []
-    own = [s for s in symbols.iter_symbols() if s["st_shndx"] == section]
-    marks = sorted((s["st_value"], s.name[1]) for s in own if s.name[:2] in ("$d", "$x"))
+    own = [s for s in symbols if s.section == section]
+    marks = sorted((s.value, s.name[1]) for s in own if s.name[:2] in ("$d", "$x"))
     spans = [(at, marks[i + 1][0] if i + 1 < len(marks) else 1 << 64) for i, (at, kind) in enumerate(marks) if kind == "d"]
-    spans += [(s["st_value"], s["st_value"] + s["st_size"]) for s in own if s["st_info"]["type"] == "STT_OBJECT"]
+    spans += [(s.value, s.value + s.size) for s in own if s.kind == STT_OBJECT]
     return spans
