@@ -100,7 +100,7 @@ def toolchain_in_use() -> Toolchain:
     custom = os.environ.get("KMX_CC")
     if not custom:
         return Toolchain(
-            (*toolchain.zig(), "cc", *ZIG_TARGET), "ziglang " + toolchain.zig_version(), False, (toolchain.zig_folder(),)
+            (*toolchain.zig(), "cc", *ZIG_TARGET), toolchain.zig_identity(), False, (toolchain.zig_folder(),)
         )
     command = tuple(shlex.split(custom))
     # A custom compiler: its resolved path, size and time stand for its version.
@@ -129,12 +129,27 @@ def _build(sources: Sequence[Path]) -> Path:
     global compiler_runs
     tools = toolchain_in_use()
     every = [RUNTIME / name for name in RUNTIME_SOURCES] + [Path(s).resolve() for s in sources]
-    compiled_before = _compiles
-    objects = [_object(tools, source) for source in every]
-    elf, link_messages = _link(tools, [path for path, _ in objects])
-    if _compiles != compiled_before:
-        compiler_runs += 1
-    said = "\n".join(m for m in [*(m for _, m in objects), link_messages] if m)
+    # The whole thread first: one entry that names every file of every compile (made from
+    # the objects' entries), so that a hit reads one manifest, not one a source.
+    key = build_cache.key_of(
+        ["thread", tools.identity, *tools.command, "--", *tools.compile_flags(), "--", *tools.link_flags(),
+         *_context(), LINKER_SCRIPT.read_bytes(), *(part for f in every for part in (str(f), f.read_bytes()))]
+    )
+    found = build_cache.lookup("programs", key)
+    if found is not None:
+        elf, said = found[0]["thread"], found[1].get("messages", "")
+    else:
+        compiled_before = _compiles
+        objects = [_object(tools, source) for source in every]
+        elf, link_messages = _link(tools, [built.path for built in objects])
+        if _compiles != compiled_before:
+            compiler_runs += 1
+        said = "\n".join(m for m in [*(built.messages for built in objects), link_messages] if m)
+        if all(built.inputs is not None for built in objects):
+            inputs = {Path(p): d for built in objects for p, d in built.inputs.items()}
+            absent = [Path(p) for built in objects for p in built.absent]
+            build_cache.store("programs", key, {}, inputs, absent, elsewhere={"thread": (elf, build_cache.file_hash(elf))},
+                              messages=said)
     if "warning:" in said:  # a cache hit says again what the compiler said
         warn_at_caller(CompileWarning(said))
     return elf
@@ -143,8 +158,19 @@ def _build(sources: Sequence[Path]) -> Path:
 _compiles = 0  # compiler processes this process ran
 
 
-def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
-    """SOURCE compiled to an object: (its path, the compiler's messages)."""
+@dataclass(frozen=True)
+class _Built:
+    """An object: its file, the compiler's messages, and what it was made from (None:
+    not known for sure, so it was kept unindexed)."""
+
+    path: Path
+    messages: str
+    inputs: dict[str, str] | None
+    absent: tuple[str, ...] = ()
+
+
+def _object(tools: Toolchain, source: Path) -> _Built:
+    """SOURCE compiled to an object."""
     global _compiles
     flags = tools.compile_flags()
     key = build_cache.key_of(
@@ -152,7 +178,8 @@ def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
     )
     found = build_cache.lookup("objects", key)
     if found is not None:
-        return found[0]["object"], found[1].get("messages", "")
+        manifest = found[1]
+        return _Built(found[0]["object"], manifest.get("messages", ""), dict(manifest["inputs"]), tuple(manifest["absent"]))
     with build_cache.scratch("objects") as folder:
         output, depfile = folder / "object.o", folder / "object.d"
         argv = [*tools.command, *flags, "-I", str(RUNTIME), "-c", str(source), "-o", str(output),
@@ -168,10 +195,10 @@ def _object(tools: Toolchain, source: Path) -> tuple[Path, str]:
         mine = None if read is None else {p for p in {source, *read} if not tools.owns(p)}
         hashes = None if mine is None else build_cache.input_hashes(mine, started)
         if hashes is None:  # what it read is not known for sure: used now, never found again
-            return build_cache.keep_unindexed("objects", output), messages
+            return _Built(build_cache.keep_unindexed("objects", output), messages, None)
         rivals = depends.unseen_rivals(hashes, depends.search_folders(argv, RUNTIME), tools.own_folders)
         kept = build_cache.store("objects", key, {"object": output}, hashes, rivals, messages=messages)
-    return kept["object"], messages
+    return _Built(kept["object"], messages, {str(p): d for p, d in hashes.items()}, tuple(map(str, rivals)))
 
 
 def _context() -> list[str]:

@@ -150,11 +150,18 @@ def lookup(kind: str, key: str) -> tuple[dict[str, Path], dict] | None:
 
 
 def store(
-    kind: str, key: str, outputs: dict[str, Path], inputs: dict[Path, str], absent: Iterable[Path] = (), **extra
+    kind: str,
+    key: str,
+    outputs: dict[str, Path],
+    inputs: dict[Path, str],
+    absent: Iterable[Path] = (),
+    elsewhere: dict[str, tuple[Path, str]] | None = None,
+    **extra,
 ) -> dict[str, Path]:
     """Keep OUTPUTS (name -> a file, moved in) as entry KEY of KIND, to be used while the
     files INPUTS still have their hashes (`input_hashes`) and no file is at any of ABSENT.
-    EXTRA goes into the manifest. Returns the kept outputs' paths."""
+    ELSEWHERE names outputs kept in other entries (name -> their path and hash). EXTRA
+    goes into the manifest. Returns the kept outputs' paths."""
     folder = cache_dir() / kind / key
     with writing(folder):
         folder.mkdir(parents=True, exist_ok=True)
@@ -165,6 +172,9 @@ def store(
             os.replace(path, folder / file)  # the same bytes under the same name: harmless
             kept[name] = folder / file
             recorded[name] = [file, digest]
+        for name, (path, digest) in (elsewhere or {}).items():
+            kept[name] = path
+            recorded[name] = [str(path), digest]  # (absolute: the folder / it is itself)
         _prune(folder, keep=set(kept.values()))
         manifest = {
             "format": FORMAT,

@@ -122,7 +122,7 @@ def _build() -> Path:
     short would crash the process when loaded), or compiled now."""
     command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
     key = build_cache.key_of(
-        ["hooks", SOURCE.read_bytes(), *command[1:], toolchain.zig_version(), sys.platform, platform.machine()]
+        ["hooks", SOURCE.read_bytes(), *command[1:], toolchain.zig_identity(), sys.platform, platform.machine()]
     )
     found = build_cache.lookup("host", key)
     if found is not None:

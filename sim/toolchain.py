@@ -23,7 +23,6 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
@@ -76,9 +75,13 @@ def zig_folder() -> Path:
 
 
 @functools.lru_cache(maxsize=None)
-def zig_version() -> str:
-    """The `ziglang` package's version, which stands for its compiler's in build keys."""
-    return metadata.version("ziglang")
+def zig_identity() -> str:
+    """What stands for the `ziglang` compiler's version in build keys: where its binary
+    is, its size and its time (reading the package's version costs more than a build
+    found in the cache)."""
+    binary = zig_folder() / ("zig.exe" if os.name == "nt" else "zig")
+    stat = binary.stat()
+    return f"ziglang {binary} {stat.st_size} {stat.st_mtime_ns}"
 
 
 def environment() -> dict[str, str] | None:
