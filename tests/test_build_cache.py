@@ -20,7 +20,7 @@ import pytest
 import komorebi as km
 from komorebi import _build
 from tests.conftest import ROOT
-from tests.threads import run_to_end
+from tests.threads import run_to_end, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
 
@@ -33,6 +33,13 @@ def _program(source: Path) -> km.Program:
 
 def _code(source: Path) -> int:
     return run_to_end(_program(source))[0].code
+
+
+def _returns_value(source: Path, include: str) -> Path:
+    """SOURCE: a thread that returns VALUE, which INCLUDE (an #include's operand) defines."""
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(f'#include "kmx.h"\n#include {include}\nint kmx_main(int core) {{ return VALUE; }}\n')
+    return source
 
 
 @pytest.fixture
@@ -83,8 +90,7 @@ def test_a_header_found_through_a_flag_is_in_the_key_too(tmp_path, own_cache, mo
     elsewhere.mkdir()
     (elsewhere / "v.h").write_text("#define VALUE 1\n")
     monkeypatch.setenv("KMX_CFLAGS", f"-I{elsewhere}")
-    source = tmp_path / "thread.c"
-    source.write_text('#include "kmx.h"\n#include <v.h>\nint kmx_main(int core) { return VALUE; }\n')
+    source = _returns_value(tmp_path / "thread.c", "<v.h>")
     assert _code(source) == 1
     (elsewhere / "v.h").write_text("#define VALUE 2\n")
     assert _code(source) == 2
@@ -104,12 +110,7 @@ def test_a_header_edited_while_its_source_compiles_is_compiled_again(tmp_path, o
     """The compile reads the header, then it changes before the build is kept: the build
     must not be kept as made from the new header."""
     mark = tmp_path / "compiled"
-    compiler = tmp_path / "cc"
-    compiler.write_text(
-        f"#!/bin/sh\n{sys.executable} -m ziglang cc -target riscv64-freestanding-none -mcpu=baseline_rv64 \"$@\"\n"
-        f"rc=$?\ncase \"$*\" in *thread.c*) touch {mark}; sleep 1;; esac\nexit $rc\n"
-    )
-    compiler.chmod(0o755)
+    compiler = zig_wrapper(tmp_path, after=f'case "$*" in *thread.c*) touch {mark}; sleep 1;; esac')
     monkeypatch.setenv("KMX_CC", str(compiler))
     header, source = tmp_path / "v.h", tmp_path / "thread.c"
     header.write_text("#define VALUE 1\n")
@@ -166,8 +167,7 @@ def test_phony_rules_and_odd_paths_in_the_depfile_do_not_break_the_build(tmp_pat
     folder = tmp_path / "a dir\twith # odd $ names"
     folder.mkdir()
     (folder / "v.h").write_text("#define VALUE 3\n")
-    source = folder / "thread.c"
-    source.write_text('#include "kmx.h"\n#include "v.h"\nint kmx_main(int core) { return VALUE; }\n')
+    source = _returns_value(folder / "thread.c", '"v.h"')
     assert _code(source) == 3
     (folder / "v.h").write_text("#define VALUE 4\n")
     assert _code(source) == 4
@@ -364,6 +364,15 @@ def _slow_compiler(tmp_path: Path) -> tuple[Path, Path]:
     return compiler, pids
 
 
+def _assert_gone(pids: Path, what: str) -> None:
+    """The one child pid in PIDS ends within a few seconds (a bound for a hang)."""
+    (pid,) = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), what
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -383,11 +392,7 @@ def test_a_compile_past_the_time_limit_is_stopped_and_killed(tmp_path, own_cache
     with pytest.raises(km.CompileError, match=r"took longer than 1\.5 s.*KMX_COMPILE_TIMEOUT"):
         _code(source)
     assert time.monotonic() - started < 30
-    (pid,) = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid), "the compiler's child is still running"
+    _assert_gone(pids, "the compiler's child is still running")
 
 
 def test_an_exponential_macro_meets_the_time_limit(tmp_path, own_cache, monkeypatch):
@@ -427,11 +432,7 @@ def test_an_interrupted_compile_leaves_no_compiler_running(tmp_path):
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=30)
     assert "INTERRUPTED" in out
-    (pid,) = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid), "the compiler's child outlived the interrupt"
+    _assert_gone(pids, "the compiler's child outlived the interrupt")
 
 
 def test_a_bad_time_limit_says_what_it_takes(tmp_path, own_cache, monkeypatch):

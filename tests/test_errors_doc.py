@@ -27,6 +27,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
+from tests.threads import zig_wrapper
 
 PAGE = ROOT / "docs" / "errors.md"
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"  # empty kernels
@@ -231,13 +232,7 @@ def _compile_warning(tmp_path, _):
 
 
 def _slow_compiler(tmp_path: Path, monkeypatch, sleep: float) -> None:
-    slow = tmp_path / "slowcc"
-    slow.write_text(
-        f"#!/bin/sh\nsleep {sleep}\nexec {sys.executable} -m ziglang cc "
-        '-target riscv64-freestanding-none -mcpu=baseline_rv64 "$@"\n'
-    )
-    slow.chmod(0o755)
-    monkeypatch.setenv("KMX_CC", str(slow))
+    monkeypatch.setenv("KMX_CC", str(zig_wrapper(tmp_path, before=f"sleep {sleep}")))
     monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
-from tests.threads import program_for
+from tests.threads import program_for, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
 
@@ -122,13 +122,7 @@ def test_a_thread_kept_keeps_its_run_going(tmp_path):
 
 
 def test_a_close_during_a_load_leaves_nothing_running(tmp_path, monkeypatch):
-    slow = tmp_path / "slowcc"
-    slow.write_text(
-        f"#!/bin/sh\nsleep 0.5\nexec {sys.executable} -m ziglang cc "
-        '-target riscv64-freestanding-none -mcpu=baseline_rv64 "$@"\n'
-    )
-    slow.chmod(0o755)
-    monkeypatch.setenv("KMX_CC", str(slow))
+    monkeypatch.setenv("KMX_CC", str(zig_wrapper(tmp_path, before="sleep 0.5")))
     monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
     program = program_for(FOREVER, tmp_path)
     session = km.Session()
@@ -153,24 +147,33 @@ def test_a_close_during_a_load_leaves_nothing_running(tmp_path, monkeypatch):
 # -- item 10: every waiter wakes ----------------------------------------------------------------
 
 
+def _two_waiters(run: km.Run) -> list:
+    """What two Python threads waiting for RUN's next result at once got: a result or
+    what was raised, each."""
+    got: list = []
+
+    def wait() -> None:
+        try:
+            got.append(run.thread_result(timeout=None))
+        except Exception as error:  # noqa: BLE001 - the test looks at it
+            got.append(error)
+
+    waiters = [threading.Thread(target=wait) for _ in range(2)]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join(30)
+    assert not any(w.is_alive() for w in waiters), "a waiter still waits"
+    return got
+
+
+SLOW_THEN = '#include "kmx.h"\nint kmx_main(int core) {\n    volatile uint64_t x = 0;\n    for (uint64_t i = 0; i < 3000000; i++) x += i;\n    return %s;\n}\n'
+
+
 def test_a_second_waiter_wakes_when_another_took_the_final_result(tmp_path):
-    source = '#include "kmx.h"\nint kmx_main(int core) {\n    volatile uint64_t x = 0;\n    for (uint64_t i = 0; i < 3000000; i++) x += i;\n    return 4;\n}\n'
     with km.Session() as session:
-        run = session.load(program_for(source, tmp_path))
-        got: list = []
-
-        def wait() -> None:
-            try:
-                got.append(run.thread_result(timeout=None))
-            except Exception as error:  # noqa: BLE001 - the test looks at it
-                got.append(error)
-
-        waiters = [threading.Thread(target=wait) for _ in range(2)]
-        for waiter in waiters:
-            waiter.start()
-        for waiter in waiters:
-            waiter.join(30)
-        assert not any(w.is_alive() for w in waiters), "a waiter still waits"
+        run = session.load(program_for(SLOW_THEN % "4", tmp_path))
+        got = _two_waiters(run)
         results = [g for g in got if isinstance(g, km.ThreadResult)]
         errors = [g for g in got if not isinstance(g, km.ThreadResult)]
         assert len(results) == 1 and results[0].code == 4
@@ -182,22 +185,9 @@ def test_a_second_waiter_wakes_when_another_took_the_final_result(tmp_path):
 
 
 def test_a_second_waiter_of_a_faulting_thread_gets_the_same_fault(tmp_path):
-    source = '#include "kmx.h"\nint kmx_main(int core) {\n    volatile uint64_t x = 0;\n    for (uint64_t i = 0; i < 3000000; i++) x += i;\n    return *(volatile int*)0;\n}\n'
     with km.Session() as session:
-        run = session.load(program_for(source, tmp_path))
-        got: list = []
-
-        def wait() -> None:
-            try:
-                run.thread_result(timeout=None)
-            except Exception as error:  # noqa: BLE001 - the test looks at it
-                got.append(error)
-
-        waiters = [threading.Thread(target=wait) for _ in range(2)]
-        for waiter in waiters:
-            waiter.start()
-        for waiter in waiters:
-            waiter.join(30)
+        run = session.load(program_for(SLOW_THEN % "*(volatile int*)0", tmp_path))
+        got = _two_waiters(run)
         assert len(got) == 2 and got[0] is got[1] and isinstance(got[0], km.ThreadFault)
         run.stop()
 

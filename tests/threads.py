@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import komorebi as km
@@ -34,3 +35,13 @@ def run_to_end(program: km.Program, timeout: float = 30.0):
         finally:
             run.stop()
     return result, run
+
+
+def zig_wrapper(tmp_path: Path, *, before: str = "", after: str = "", name: str = "cc") -> Path:
+    """A KMX_CC: a shell script that runs BEFORE, then zig's cc for the card's target
+    with the driver's arguments, then AFTER, and exits with zig's status."""
+    script = tmp_path / name
+    zig = f'{sys.executable} -m ziglang cc -target riscv64-freestanding-none -mcpu=baseline_rv64 "$@"'
+    script.write_text(f"#!/bin/sh\n{before}\n{zig}\nrc=$?\n{after}\nexit $rc\n")
+    script.chmod(0o755)
+    return script
