@@ -19,7 +19,7 @@ The engine's variants (`BareRun`'s keywords):
   the simulator does (sim/cluster.py). This matters for speed: the engine's TLB starts
   at 256 pages and grows only when it is flushed (it doubles when more than 70% of it
   was in use), so a run without flushes may keep missing where the simulator's does not.
-  (The simulator also flushes it after many fills, to let it grow: sim/core.py.)
+  (The simulator also flushes it after many fills, to let it grow: sim/hart/core.py.)
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_SP,
 )
 
-from sim.card import Card
-from sim.cluster import Cluster
-from sim.loader import ThreadImage
-from sim.memory import host_buffer
-from sim.traps import Call
+from komorebi.sim.card import Card
+from komorebi.sim.cluster import Cluster
+from komorebi.sim.image.elf import ThreadImage
+from komorebi.sim.memory.address_space import host_buffer
+from komorebi.sim.kmx.traps import Call
 
 MSTATUS_FS = 0x6000  # floating point on: it starts off
 ECALL = 8

@@ -11,7 +11,7 @@ it) to the end, two ways:
 
 - peak resident set (ru_maxrss) minus the resident set at that start. The resident set
   counts a page once for each place it is mapped, and the simulator maps some pages of
-  DRAM twice (DRAM itself, and the cache's copy-on-write view of it, sim.dram): this
+  DRAM twice (DRAM itself, and the cache's copy-on-write view of it, sim.memory.dram): this
   figure can only be too high.
 - peak memory, sampled every 5 ms: the process's private and file-backed resident pages
   (RssAnon + RssFile) plus the growth of the machine's shared memory (/proc/meminfo

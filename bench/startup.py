@@ -9,7 +9,7 @@ under 0.5 s.
 The breakdown runs the same steps as program.py in a fresh interpreter (this script with
 --child), timing each: import numpy, import komorebi, the program (km.Program and
 program.thread), session.load split into the build (komorebi._build.build_thread: a cache
-hit), reading the ELF (sim.loader.load_image) and the rest of it (placing the regions,
+hit), reading the ELF (sim.image.elf.load_image) and the rest of it (placing the regions,
 the engines, starting the thread), run (until the final result), run.stop() and read.
 Around them: the interpreter's start (from the parent's spawn to the child's first line)
 and its exit (from the child's last line to the parent seeing it end), both on

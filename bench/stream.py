@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench._bare import BareRun, Layout, layout_of  # noqa: E402
 from komorebi._build import build_thread  # noqa: E402
-from sim.card import Card  # noqa: E402
-from sim.loader import ThreadImage, load_image  # noqa: E402
+from komorebi.sim.card import Card  # noqa: E402
+from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
 TRIPLE = ROOT / "tutorial" / "35_sharing_memory" / "thread" / "triple.c"
 

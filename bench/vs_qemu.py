@@ -67,7 +67,7 @@ sys.path.insert(0, str(ROOT))
 import komorebi as km  # noqa: E402
 from bench._bare import BareRun, Layout, place  # noqa: E402
 from komorebi._build import COMPILE_FLAGS, ZIG_TARGET, build_thread, toolchain_in_use  # noqa: E402
-from sim.loader import ThreadImage, load_image  # noqa: E402
+from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 TENSIX = KERNELS / "tensix"  # the program's (empty) folder of Tensix kernels

@@ -23,7 +23,7 @@ from komorebi._errors import (
 from komorebi._program import Program
 from komorebi._results import ThreadResult
 from komorebi._session import Run, Session, Thread
-from sim.checker import Finding
+from komorebi.sim.cache.checker import Finding
 
 __all__ = [
     "CoherenceWarning",

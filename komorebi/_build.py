@@ -1,4 +1,4 @@
-"""Compiling a thread: the compiler driver over the build cache (sim.build_cache).
+"""Compiling a thread: the compiler driver over the build cache (sim.build.cache).
 
 The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for
 rv64gc. `KMX_CC` names another command that takes clang's or gcc's flags; `KMX_CFLAGS`
@@ -28,11 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from komorebi import kmx_runtime
 from komorebi._errors import CompileError, CompileWarning, warn_at_caller
-from sim import build_cache, depends, toolchain
-from sim.build_cache import BuildError
+from komorebi.sim.build import cache as build_cache
+from komorebi.sim.build import depends
+from komorebi.sim.build import toolchain
+from komorebi.sim.build.cache import BuildError
 
-RUNTIME = Path(__file__).resolve().parent.parent / "kmx_runtime"
+RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
 LINKER_SCRIPT = RUNTIME / "kmx.ld"
 

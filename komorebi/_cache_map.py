@@ -2,7 +2,7 @@
 
 `run.cache_report()` is the text form, for a terminal; `run.cache_map(path)` draws the same
 as an SVG image with a legend and the run's findings. A line shows the most important thing
-that happened to it (sim.cache: UNTOUCHED < FRESH < FLUSHED < READ_STALE < FLUSHED_STALE <
+that happened to it (sim.cache.model: UNTOUCHED < FRESH < FLUSHED < READ_STALE < FLUSHED_STALE <
 DROPPED < UNFLUSHED), so a mistake is never hidden by what came after. Reads are seen a page (64
 lines) at a time.
 """
@@ -15,9 +15,9 @@ from typing import Iterable
 
 import numpy as np
 
-from sim.cache import DROPPED, FLUSHED, FLUSHED_STALE, FRESH, READ_STALE, UNFLUSHED, UNTOUCHED
-from sim.cluster import Cluster, Region
-from sim.layout import LINE
+from komorebi.sim.cache.model import DROPPED, FLUSHED, FLUSHED_STALE, FRESH, READ_STALE, UNFLUSHED, UNTOUCHED
+from komorebi.sim.cluster import Cluster, Region
+from komorebi.sim.layout import LINE
 
 # state: (mark in the text form, colour in the image, words)
 # The colours are Okabe and Ito's, told apart with most colour blindness; the three

@@ -12,8 +12,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
-from sim.dram import Snapshot
-from sim.layout import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
+from komorebi.sim.memory.dram import Snapshot
+from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

@@ -18,14 +18,14 @@ from komorebi._cache_map import cache_map_svg, cache_report
 from komorebi._errors import CoherenceWarning, CompileError, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._program import Program
 from komorebi._results import ThreadResult
-from sim.build_cache import BuildError
-from sim.card import Card
-from sim.console import KEEP as OUTPUT_KEPT
-from sim.checker import Finding
-from sim.cluster import Cluster
-from sim.faults import CoreFault
-from sim.loader import ImageError, load_image
-from sim.schedule import DEFAULT_QUANTUM
+from komorebi.sim.build.cache import BuildError
+from komorebi.sim.card import Card
+from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
+from komorebi.sim.cache.checker import Finding
+from komorebi.sim.cluster import Cluster
+from komorebi.sim.hart.faults import CoreFault
+from komorebi.sim.image.elf import ImageError, load_image
+from komorebi.sim.schedule import DEFAULT_QUANTUM
 
 COHERENCE_MODES = ("card", "strict")
 

@@ -29,19 +29,19 @@ from typing import Sequence
 
 import numpy as np
 
-from sim import console
-from sim.cluster import Cluster
-from sim.dram import Bank
-from sim.faults import CoreFault
-from sim.layout import SHARES
-from sim.loader import ThreadImage
-from sim.outbox import Handed, Outbox
-from sim.schedule import DEFAULT_QUANTUM, Schedule
+from .kmx import console
+from .cluster import Cluster
+from .memory.dram import Bank
+from .hart.faults import CoreFault
+from .layout import SHARES
+from .image.elf import ThreadImage
+from .kmx.outbox import Handed, Outbox
+from .schedule import DEFAULT_QUANTUM, Schedule
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
 
 # Cards whose cores may still run. At exit they are stopped: an engine still running while
-# the interpreter tears down crashes the process. (sim.core also keeps the binding's own
+# the interpreter tears down crashes the process. (sim.hart.core also keeps the binding's own
 # exit-time finalizer from closing an engine under a running core.)
 _live: "weakref.WeakSet[Card]" = weakref.WeakSet()
 _stop_at_exit = []
@@ -105,7 +105,7 @@ class Card:
         shares_bank: bool = False,
     ) -> Cluster:
         """Place a thread on CLUSTER. SHARES_BANK: another thread of the card will reach
-        its regions (`bank_sharers`), so its cache copies (sim.cache)."""
+        its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
         share = SHARES[cluster]
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(

@@ -16,16 +16,16 @@ from typing import Sequence
 
 import numpy as np
 
-import kmx_runtime
+from .. import kmx_runtime
 
-from sim import console
-from sim.cache import CachedRegion, ClusterCache
-from sim.checker import UNFLUSHED_WRITE, Checker
-from sim.core import BLOCKED, EXITED, READY, Core
-from sim.debuginfo import LineTable, SourceLine
-from sim.dram import Bank, Snapshot, Storage
-from sim.faults import CoreFault, Frame
-from sim.layout import (
+from .kmx import console
+from .cache.model import CachedRegion, ClusterCache
+from .cache.checker import UNFLUSHED_WRITE, Checker
+from .hart.core import BLOCKED, EXITED, READY, Core
+from .image.dwarf import LineTable, SourceLine
+from .memory.dram import Bank, Snapshot, Storage
+from .hart.faults import CoreFault, Frame
+from .layout import (
     BANK_BYTES,
     CACHED_ALIAS,
     GUARD_BYTES,
@@ -41,11 +41,11 @@ from sim.layout import (
     count_bytes,
     human_bytes,
 )
-from sim.loader import ThreadImage
-from sim.memory import AddressSpace, MemoryAccessError, Span
-from sim.outbox import Handed, Outbox
-from sim.schedule import Schedule
-from sim.traps import TrapTable
+from .image.elf import ThreadImage
+from .memory.address_space import AddressSpace, MemoryAccessError, Span
+from .kmx.outbox import Handed, Outbox
+from .schedule import Schedule
+from .kmx.traps import TrapTable
 
 BACKTRACE_DEPTH = 8
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent

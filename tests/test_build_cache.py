@@ -217,7 +217,7 @@ def test_a_hooks_library_cut_short_is_built_again_not_loaded(tmp_path):
         f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from sim import hooks
+        from komorebi.sim.native import hooks
         print(hooks._build())
         """
     )
@@ -253,7 +253,7 @@ def _load_error(tmp_path: Path, env: dict[str, str], *, user: int | None = None)
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
     # Read first what root alone may read (zig's version, the hooks), then become USER.
     drop = (
-        f"from sim import hooks, toolchain; toolchain.zig_identity(); hooks.library(); os.setgid({user}); os.setuid({user})"
+        f"from komorebi.sim.native import hooks; from komorebi.sim.build import toolchain; toolchain.zig_identity(); hooks.library(); os.setgid({user}); os.setuid({user})"
         if user is not None else "pass"
     )
     script = textwrap.dedent(

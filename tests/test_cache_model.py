@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from sim.cache import CachedRegion
-from sim.layout import LINE, PAGE
+from komorebi.sim.cache.model import CachedRegion
+from komorebi.sim.layout import LINE, PAGE
 
 
 def region(pages=2, fill=5):

@@ -1,4 +1,4 @@
-"""The fast cache model (sim.cache) against a reference model that is obviously right: a
+"""The fast cache model (sim.cache.model) against a reference model that is obviously right: a
 dictionary of 64-byte lines. Hypothesis drives both through random reads, writes,
 invalidates, flushes and hand-backs at random offsets and sizes, in both modes, and after
 every step compares DRAM, what a core reads, the lines each operation reported, and the
@@ -16,12 +16,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from sim.cache import STALE_BYTE, STALE_WORD, CachedRegion
-from sim.dram import Snapshot, Storage, View
-from sim.layout import LINE, PAGE
+from komorebi.sim.cache.model import STALE_BYTE, STALE_WORD, CachedRegion
+from komorebi.sim.memory.dram import Snapshot, Storage, View
+from komorebi.sim.layout import LINE, PAGE
 
 PAGES = 3
-# How the view is held (sim.cache, sim.dram); direct only in card mode.
+# How the view is held (sim.cache.model, sim.memory.dram); direct only in card mode.
 HOLDS = ("copy", "shared", "snapshot", "direct-zeros", "direct-snapshot")
 SIZE = PAGES * PAGE
 LINES = SIZE // LINE
@@ -123,7 +123,7 @@ class CacheMachine(RuleBasedStateMachine):
             self.view = np.zeros(SIZE, dtype=np.uint8)
             self.dram = dram.copy()
             self.model = CachedRegion(self.view, self.dram)
-        else:  # the view is a copy-on-write mapping of DRAM (sim.dram), as in a run
+        else:  # the view is a copy-on-write mapping of DRAM (sim.memory.dram), as in a run
             if hold == "snapshot":  # DRAM starts as a snapshot of an array
                 self.storage = Storage(SIZE, Snapshot(dram))
             else:  # a region that starts as zeros: DRAM is a file of its own

@@ -331,7 +331,7 @@ def test_a_kmx_calls_unflushed_write_is_named_at_the_callers_line(tmp_path, mode
 def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatch):
     """The checker hears of stale reads inside the engine's hook, where an exception cannot
     cross back: it is raised after the run instead, as the simulator's failure."""
-    from sim.checker import Checker
+    from komorebi.sim.cache.checker import Checker
 
     def broken(self, region, page):
         raise ValueError("broken on purpose")

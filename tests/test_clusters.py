@@ -5,9 +5,9 @@ import pytest
 
 import komorebi as km
 from komorebi._build import build_thread
-from sim.card import Card
-from sim.loader import load_image
-from sim.layout import CACHED_ALIAS, GiB
+from komorebi.sim.card import Card
+from komorebi.sim.image.elf import load_image
+from komorebi.sim.layout import CACHED_ALIAS, GiB
 from tests.threads import THREADS
 
 WHERE = """

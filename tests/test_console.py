@@ -1,4 +1,4 @@
-"""What a thread prints (sim.console): whole lines, bounded memory, and the host's own
+"""What a thread prints (sim.kmx.console): whole lines, bounded memory, and the host's own
 trouble with its standard output kept apart from the thread's. (Issue 11, items 11 and
 12.)"""
 
@@ -39,7 +39,7 @@ def _printed(tmp_path, capsys, words, **session):
 
 
 def test_many_prints_without_a_newline_come_out_as_lines_of_a_bounded_length(tmp_path, capsys):
-    from sim.console import LONGEST_LINE
+    from komorebi.sim.kmx.console import LONGEST_LINE
 
     count = 2 * LONGEST_LINE + 5
     thread, out = _printed(tmp_path, capsys, [count, 0])
@@ -64,7 +64,7 @@ def test_output_limit_none_keeps_everything(tmp_path, capsys):
 def test_the_console_joins_an_unfinished_line_once():
     """Pieces of an unfinished line are kept apart until its newline: printing N pieces
     costs N appends, not N joins of a growing string."""
-    from sim.console import Console
+    from komorebi.sim.kmx.console import Console
 
     console = Console(0, 1, keep=None)
     for _ in range(10_000):

@@ -1,4 +1,4 @@
-"""The engine's hooks in C (sim/hooks.c): that they agree with their Python mirrors, that a
+"""The engine's hooks in C (sim/native/hooks.c): that they agree with their Python mirrors, that a
 turn of exact length runs exactly that many instructions (checked against Unicorn's own
 instruction count), and that the engine's TLB grows so that a thread ranging over many
 pages stops coming back to the fill hook."""
@@ -16,9 +16,9 @@ from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_X0
 
 import komorebi as km
 from komorebi._build import build_thread
-from sim import hooks
-from sim.card import Card
-from sim.loader import load_image
+from komorebi.sim.native import hooks
+from komorebi.sim.card import Card
+from komorebi.sim.image.elf import load_image
 
 # A loop of branches, compressed and full-size instructions, loads and stores: blocks of
 # many lengths, so that turn ends land everywhere inside them.
@@ -56,7 +56,7 @@ def mixed_image(tmp_path_factory):
 
 
 # Strides over 8 MiB, a page at a time: enough fills that the engine's TLB grows (the fill
-# hook stops the run between blocks, sim/hooks.c, maybe_grow) inside counted turns.
+# hook stops the run between blocks, sim/native/hooks.c, maybe_grow) inside counted turns.
 STRIDE = r"""
 #include "kmx.h"
 int kmx_main(int core) {
@@ -129,7 +129,7 @@ def test_turns_stay_exact_while_the_tlb_grows(stride_image, turn):
 
 
 def hooks_first_entries() -> int:
-    from sim.core import TLB_FIRST_ENTRIES
+    from komorebi.sim.hart.core import TLB_FIRST_ENTRIES
 
     return TLB_FIRST_ENTRIES
 

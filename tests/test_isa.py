@@ -1,4 +1,4 @@
-"""The instructions the engine would run unlike the X280 (sim.isa): fence.i makes a core run
+"""The instructions the engine would run unlike the X280 (sim.isa.stand_in): fence.i makes a core run
 what memory holds, and the counters count the core's own instructions. (Issue 11, items
 3 and 5.)"""
 
@@ -119,7 +119,7 @@ def test_the_counters_of_each_core_are_its_own(tmp_path):
     ],
 )
 def test_the_loader_finds_what_the_simulator_runs(insn, what):
-    from sim import isa
+    from komorebi.sim.isa import stand_in as isa
 
     code = (0x00000013).to_bytes(4, "little") + insn.to_bytes(4, "little") + (0x4501).to_bytes(2, "little")
     found = isa.find_trapped(code, 0x100)
@@ -130,7 +130,7 @@ def test_the_loader_finds_what_the_simulator_runs(insn, what):
 
 
 def test_a_counter_write_is_not_taken_for_a_read():
-    from sim import isa
+    from komorebi.sim.isa import stand_in as isa
 
     assert isa.trapped(0xC0029073) is None  # csrrw x0, cycle, t0: a write, left to the engine
 

@@ -317,7 +317,7 @@ def test_a_dropped_run_whose_thread_faulted_is_freed_without_the_cycle_collector
 
 
 def test_a_bug_of_the_simulators_at_a_threads_end_is_not_lost(tmp_path, monkeypatch):
-    from sim.cluster import Cluster
+    from komorebi.sim.cluster import Cluster
 
     def broken(self):
         raise OSError("the hand-back broke")

@@ -1,4 +1,4 @@
-"""What a region costs in host memory (sim.dram, sim.cache): about its size once, not
+"""What a region costs in host memory (sim.memory.dram, sim.cache.model): about its size once, not
 once for DRAM, once for the cache and once more for Python's copies; and what
 run.thread.read returns is the caller's own array."""
 
@@ -20,7 +20,7 @@ LESSON = ROOT / "tutorial" / "35_sharing_memory"
 def test_a_region_tripled_into_another_costs_about_two_regions():
     """bench/bigregion.py over 64 MiB into 64 MiB, in a process of its own: the peak above
     the interpreter's own memory stays within 2.5 times one region plus a fixed 48 MiB (the
-    engines, the build, numpy's temporaries). Before sim.dram it was 5 to 7 times."""
+    engines, the build, numpy's temporaries). Before sim.memory.dram it was 5 to 7 times."""
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "bigregion.py"), "--mib", "64"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -66,10 +66,10 @@ def test_the_region_is_the_array_as_it_was_at_thread(kernels):
 
 
 def test_anonymous_dram_moves_into_its_file_when_the_run_is_over():
-    """A direct region's DRAM (sim.dram.Storage, anonymous) settles into a memfd at the
+    """A direct region's DRAM (sim.memory.dram.Storage, anonymous) settles into a memfd at the
     run's end; what read returns then shares it, and is the caller's own."""
-    from sim.dram import Storage
-    from sim.layout import PAGE
+    from komorebi.sim.memory.dram import Storage
+    from komorebi.sim.layout import PAGE
 
     storage = Storage(64 * PAGE, anonymous=True)
     storage.dram[5 * PAGE + 3] = 7

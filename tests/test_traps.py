@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from sim.printf import FormatError, format_print
-from sim.traps import Call
+from komorebi.sim.kmx.printf import FormatError, format_print
+from komorebi.sim.kmx.traps import Call
 from tests.conftest import ROOT
 from tests.threads import program_for, run_to_end
 

@@ -12,14 +12,14 @@ import struct
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable
 
-from sim.faults import CallError
-from sim.layout import RESULT_WORDS, count_bytes
-from sim.memory import MemoryAccessError
-from sim.printf import FormatError, format_print
+from ..hart.faults import CallError
+from ..layout import RESULT_WORDS, count_bytes
+from ..memory.address_space import MemoryAccessError
+from .printf import FormatError, format_print
 
 if TYPE_CHECKING:
-    from sim.cluster import Cluster
-    from sim.core import Core
+    from ..cluster import Cluster
+    from ..hart.core import Core
 
 MAX_PRINT_ARGUMENTS = 16
 
@@ -152,7 +152,7 @@ class TrapTable:
         self.cluster.print(core, text)
 
     def cycles(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
-        return core.cycles  # the cycle model: one an instruction (sim.core, docs/simulator.md)
+        return core.cycles  # the cycle model: one an instruction (sim.hart.core, docs/simulator.md)
 
     def cluster_number(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
         return self.cluster.number

@@ -1,7 +1,7 @@
 """The build cache: where compiled things are kept, and when a kept one may be used.
 
 Threads' objects and ELFs (komorebi._build) and the simulator's own hooks built for the
-host (sim.hooks) live in `KMX_CACHE_DIR`, or ~/.cache/komorebi-sim (under XDG_CACHE_HOME
+host (sim.native.hooks) live in `KMX_CACHE_DIR`, or ~/.cache/komorebi-sim (under XDG_CACHE_HOME
 when that is set).
 
 An entry is a folder named by a key, a hash of what the build was asked to do. Its

@@ -5,8 +5,8 @@ the hand-back drops it, so a missing flush is never rescued by an eviction.
 
 How it holds data. Each region has a *view*: host memory that the cores' engines map and
 load from and store to directly, at full speed: the cache's copy of the region's lines,
-or (direct, below) DRAM itself (sim.dram). The model keeps two flags per 4 KiB
-page, which the engine's TLB-fill hook (sim/hooks.c, the same steps as `access` here)
+or (direct, below) DRAM itself (sim.memory.dram). The model keeps two flags per 4 KiB
+page, which the engine's TLB-fill hook (sim/native/hooks.c, the same steps as `access` here)
 keeps up to date:
 
 - filled: the page's lines are in the cache. The first access to a page that is not
@@ -17,7 +17,7 @@ keeps up to date:
 Three ways of holding a region, with the same behaviour (tests/test_cache_stateful.py
 runs each against one reference):
 
-- direct (card mode, the usual one): the engines map DRAM itself (sim.dram). A line's
+- direct (card mode, the usual one): the engines map DRAM itself (sim.memory.dram). A line's
   clean bytes are those it was loaded with (zeros, or the snapshot of Python's array), or,
   for a page written again after a flush, a copy taken at that first write. A flush
   copies nothing: it finds the dirty lines and marks them clean. An invalidate puts the
@@ -25,13 +25,13 @@ runs each against one reference):
   cache writes the region's DRAM while the thread runs, and the hand-back at the end
   would write every dirty line anyway.
 - copy-on-write (strict mode, where stale lines hold other bytes than DRAM): the view is
-  memory of its own (sim.dram.View) that shows the region as loaded until written: a fill
+  memory of its own (sim.memory.dram.View) that shows the region as loaded until written: a fill
   copies nothing, unless a flush has changed DRAM's page since (then it copies). A
   non-stale page's clean bytes are DRAM's; a stale page's are copied at its first write.
 - copying: a fill copies DRAM's page into the view, and the first write to a page copies
   it aside, to compare with. Used where something else may write the region's DRAM during
   the run: a region of cluster 2 or 3 that the other cluster's thread can reach in bank
-  D7 (sim.cluster), and a view that is not over sim.dram storage (the unit tests).
+  D7 (sim.cluster), and a view that is not over sim.memory.dram storage (the unit tests).
 
 Every region operation works on whole regions, and a region's pages hold only its own
 lines, so page-level flags describe each line exactly. One thing is approximate: a store
@@ -47,7 +47,7 @@ Strict mode (SPEC section 5) starts every line cached and clean but *stale*: the
 STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A stale
 page's clean bytes are not DRAM's: its first write copies it aside, as when copying.)
 
-What happened to each line is kept for the checker and the picture (sim.checker): per page,
+What happened to each line is kept for the checker and the picture (sim.cache.checker): per page,
 whether it was filled from DRAM and whether it was read before any invalidate and before
 any write (reads are seen a page at a time, at the fill), and the pc, return address and
 core of the first write since the page was clean; per line, whether a flush wrote it back,
@@ -62,11 +62,11 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
-from sim import hooks
-from sim.layout import LINE, PAGE, runs
+from ..native import hooks
+from ..layout import LINE, PAGE, runs
 
 if TYPE_CHECKING:
-    from sim.dram import Storage, View
+    from ..memory.dram import Storage, View
 
 LINES_PER_PAGE = PAGE // LINE
 WORDS_PER_LINE = LINE // 8
@@ -86,7 +86,7 @@ UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range
 
 def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:
     """hooks.c's call when a core reads Python's data before any invalidate. An error
-    cannot cross the engine: it is kept for sim.core to raise after the run."""
+    cannot cross the engine: it is kept for sim.hart.core to raise after the run."""
 
     def called(_token: int, page: int) -> None:
         cache = region()
@@ -103,7 +103,7 @@ class CachedRegion:
     """The cache's lines of one region, over the region's page-aligned span.
 
     `view` is what the engines map; `dram` is the span's DRAM. Both are uint8 arrays of
-    the same size, a multiple of PAGE. MEMORY, the sim.dram.View that holds `view`, lets
+    the same size, a multiple of PAGE. MEMORY, the sim.memory.dram.View that holds `view`, lets
     the model hand the view's copies back to the kernel (`forget`), show DRAM's pages
     in the view (`share`), and know DRAM's own pages over a snapshot (`own_pages`);
     without it the model copies.
@@ -144,7 +144,7 @@ class CachedRegion:
         self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
         self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
         self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
-        self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.core
+        self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
         self.state = hooks.RegionState(
             view=hooks.pointer(view),
@@ -208,8 +208,8 @@ class CachedRegion:
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
     def access(self, page: int, write: bool, core=None) -> bool:
-        """A core reads (or writes) page PAGE of the span (what sim/hooks.c does at a TLB
-        fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.core.Core
+        """A core reads (or writes) page PAGE of the span (what sim/native/hooks.c does at a TLB
+        fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.hart.core.Core
         in a kmx call, or None). Returns whether the page may be written without coming
         back here."""
         if not 0 <= page < self.pages:
@@ -328,7 +328,7 @@ class CachedRegion:
             if self._own_pages is not None:  # DRAM's own pages, over its snapshot
                 self._own_pages[start:end] = 1
         else:  # the view's pages equal DRAM's, but what is under them does not
-            self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.dram)
+            self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.memory.dram)
 
     def invalidate(self) -> np.ndarray:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose

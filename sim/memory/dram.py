@@ -11,7 +11,7 @@ times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
   wrote once and nobody writes again. A load maps it copy-on-write as the region's DRAM,
   so loading costs no copy, and loading the same program again starts from the same
   bytes. Pages the thread flushes over become DRAM's own (`own_pages`).
-- In card mode the engines map DRAM itself (sim.cache, "direct"). DRAM that starts as
+- In card mode the engines map DRAM itself (sim.cache.model, "direct"). DRAM that starts as
   zeros is then private anonymous memory while the thread runs (a first store costs less
   there than in a memfd, and huge pages are allowed), and `settle` moves it into its
   memfd when the run is over.
@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from sim.layout import BANK_BYTES, PAGE, align_up, runs
+from ..layout import BANK_BYTES, PAGE, align_up, runs
 
 _CHUNK = 64 << 20  # bytes written to a snapshot at a time (no temporary of the whole array)
 SHARED_READS_FROM = 1 << 20  # spans this big keep their file, so that a read shares it
@@ -203,7 +203,7 @@ class Storage:
 
 
 class View:
-    """The cache's view of STORAGE when it is not DRAM itself (sim.cache): host memory
+    """The cache's view of STORAGE when it is not DRAM itself (sim.cache.model): host memory
     the engines map, `array` at `address`. Over a snapshot it is a copy-on-write mapping
     of the snapshot, so a filled page shares the snapshot's memory until written; over
     zeros it is anonymous memory."""

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.cache import CachedRegion
-from sim.dram import Storage, View
-from sim.layout import PAGE, count_bytes
+from ..cache.model import CachedRegion
+from .dram import Storage, View
+from ..layout import PAGE, count_bytes
 
 
 class MemoryAccessError(Exception):
@@ -78,8 +78,8 @@ class Span:
     @classmethod
     def over(cls, storage: Storage, name: str, base: int, direct: bool = False) -> "Span":
         """A region's span, with the cache model's lines over it: the engines map the
-        cache's view of STORAGE (sim.dram.View), or (DIRECT) its DRAM itself
-        (sim.cache: the card-mode fast way)."""
+        cache's view of STORAGE (sim.memory.dram.View), or (DIRECT) its DRAM itself
+        (sim.cache.model: the card-mode fast way)."""
         if direct:
             span = cls(name, "region", base, storage.size, storage.dram, storage.mapping.address)
             span.region = CachedRegion(storage.dram, storage.dram, direct=storage)
@@ -148,7 +148,7 @@ class AddressSpace:
         return span.array[offset : offset + size].tobytes()
 
     def write(self, address: int, data: bytes, core=None) -> None:
-        """Store DATA as CORE (a sim.core.Core, making a kmx call) would: the cache model
+        """Store DATA as CORE (a sim.hart.core.Core, making a kmx call) would: the cache model
         remembers where the thread was for a first write."""
         span = self._span_for(address, len(data))
         offset = address - span.base

@@ -6,9 +6,9 @@ on every cluster: the loader copies the PT_LOAD segments' bytes to the cluster's
 applies the R_RISCV_RELATIVE relocations for that base.
 
 It also finds, in the code, the few instructions the engine would run unlike the X280
-(sim.isa): `fence.i`, which the engine takes as a no-op, and reads of the cycle and
+(sim.isa.stand_in): `fence.i`, which the engine takes as a no-op, and reads of the cycle and
 instruction counters, which the engine answers with the host's clock. Each is replaced,
-in the placed copy only, by an instruction the engine traps on, so that sim.core can do
+in the placed copy only, by an instruction the engine traps on, so that sim.hart.core can do
 what the X280 does.
 """
 
@@ -26,8 +26,8 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from sim import isa
-from sim.layout import PAGE, align_up
+from ..isa import stand_in
+from ..layout import PAGE, align_up
 
 R_RISCV_NONE = 0
 R_RISCV_RELATIVE = 3
@@ -50,7 +50,7 @@ class ThreadImage:
     halt: int  # kmx__halt: where a core that returned from kmx_main stops
     relocations: tuple[tuple[int, int], ...]  # (offset, addend): *(base+offset) = base+addend
     code: tuple[tuple[int, int], ...] = ()  # [start, end) of each executable section
-    traps: dict[int, isa.Trapped] = field(default_factory=dict, repr=False)  # offset -> what
+    traps: dict[int, stand_in.Trapped] = field(default_factory=dict, repr=False)  # offset -> what
     symbols: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)  # (start, size, name)
     calls_cycles: bool = False  # the thread calls kmx_cycles
 
@@ -111,13 +111,13 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
     segments = tuple((s["p_vaddr"], s.data()) for s in loads if s["p_filesz"])
     relocations = []
     code = []
-    traps: dict[int, isa.Trapped] = {}
+    traps: dict[int, stand_in.Trapped] = {}
     symbols = _symbols(elf)
     for index, section in enumerate(elf.iter_sections()):
         if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS":
             start = section["sh_addr"]
             code.append((start, start + section["sh_size"]))
-            traps.update(isa.find_trapped(section.data(), start, _data_in_code(symbols, index)))
+            traps.update(stand_in.find_trapped(section.data(), start, _data_in_code(symbols, index)))
         if section["sh_type"] not in ("SHT_RELA", "SHT_REL"):
             continue
         if not section["sh_flags"] & SH_FLAGS.SHF_ALLOC:

@@ -2,14 +2,14 @@
 
 Whatever stops a core (an access outside the thread's memory, an illegal instruction, a
 kmx call with bad arguments) becomes one CoreFault, caught in one place per core
-(sim.core.Core.run). komorebi turns it into the user's km.ThreadFault.
+(sim.hart.core.Core.run). komorebi turns it into the user's km.ThreadFault.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sim.debuginfo import SourceLine
+from ..image.dwarf import SourceLine
 
 
 @dataclass(frozen=True)

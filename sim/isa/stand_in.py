@@ -16,7 +16,7 @@ Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
 
 The loader finds these in the thread's code (`find_trapped`) and places, instead of each,
 an instruction the engine traps on (a read of the `time` CSR, which the engine lacks; an
-unused MISC-MEM encoding for fence.i). sim.core answers the trap.
+unused MISC-MEM encoding for fence.i). sim.hart.core answers the trap.
 """
 
 from __future__ import annotations

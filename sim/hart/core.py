@@ -3,8 +3,8 @@
 The engine's own TLB is the fast path: loads and stores to a page it has translated run at
 full speed with no Python. Its virtual-TLB fill hook is the slow path, called once a page
 (and again on the first store to a page first filled for reading): that is where the
-cluster's cache model learns of fills and writes (sim.cache). ecalls (kmx calls) reach the
-trap table (sim.traps) through the interrupt hook; any other exception ends the thread.
+cluster's cache model learns of fills and writes (sim.cache.model). ecalls (kmx calls) reach the
+trap table (sim.kmx.traps) through the interrupt hook; any other exception ends the thread.
 """
 
 from __future__ import annotations
@@ -42,12 +42,16 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_X0,
 )
 
-from sim import decode, hooks, isa
-from sim.faults import CoreFault, Frame
-from sim.layout import PAGE
+from ..isa import decode
+
+from ..native import hooks
+
+from ..isa import stand_in
+from .faults import CoreFault, Frame
+from ..layout import PAGE
 
 if TYPE_CHECKING:
-    from sim.cluster import Cluster
+    from ..cluster import Cluster
 
 MSTATUS_FS = 0x6000  # floating point on (ENGINE_NOTES: it starts off)
 ECALL = 8
@@ -75,7 +79,7 @@ ILLEGAL_HELP = (
 READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
 
 # The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
-# more than 70% of it was used since the last (sim/hooks.c, maybe_grow).
+# more than 70% of it was used since the last (sim/native/hooks.c, maybe_grow).
 TLB_FIRST_ENTRIES = 1 << 8
 TLB_MAX_ENTRIES = 1 << 22
 
@@ -108,7 +112,7 @@ class Core:
         finalize = getattr(uc, "_Uc__finalizer", None)
         if finalize is not None:  # at exit, sim.card stops the cores; then the OS frees all
             finalize.atexit = False
-        # The TLB-fill hook and the cycle counter are C (sim/hooks.c): they run on the
+        # The TLB-fill hook and the cycle counter are C (sim/native/hooks.c): they run on the
         # fast path. Their state: this core's span table and counters.
         self.native = hooks.CoreState(
             core=number,
@@ -208,7 +212,7 @@ class Core:
 
     def _run_partial_block(self, left: int) -> None:
         """Run the first LEFT instructions of the block at pc, which the block hook
-        stopped before (sim/hooks.c, count_block): up to an `until` address. The engine
+        stopped before (sim/native/hooks.c, count_block): up to an `until` address. The engine
         stops at `until` only in blocks it translates with it in mind, so the block's
         translation is dropped before, and the short one after."""
         if left == 0:
@@ -229,7 +233,7 @@ class Core:
         self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
 
     def _go_on(self) -> bool:
-        """The run stopped for the engine's sake: to let its TLB grow (sim/hooks.c), or
+        """The run stopped for the engine's sake: to let its TLB grow (sim/native/hooks.c), or
         after a fence.i. Do what it stopped for, and say whether to go on."""
         grow, fenced = self.native.grow, self._fenced
         self.native.grow, self._fenced = 0, False
@@ -316,8 +320,8 @@ class Core:
             cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
 
-    def _trapped(self, pc: int) -> isa.Trapped | None:
-        """The instruction at PC, when it is one the simulator runs (sim.isa): placed by
+    def _trapped(self, pc: int) -> stand_in.Trapped | None:
+        """The instruction at PC, when it is one the simulator runs (sim.isa.stand_in): placed by
         the loader, or a read of the time CSR (in code the thread wrote, say)."""
         try:
             insn = self._instruction(pc)
@@ -326,16 +330,16 @@ class Core:
         placed = self.cluster.image.traps.get(pc - self.cluster.image_base)
         if placed is not None and insn == placed.replacement:  # (unless the thread wrote there since)
             return placed
-        what = isa.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
+        what = stand_in.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
         return what if what is not None and what.counter == "time" else None
 
-    def _run_trapped(self, what: isa.Trapped) -> None:
+    def _run_trapped(self, what: stand_in.Trapped) -> None:
         """Do what the X280 does for WHAT, and go on after it (the engine's pc is there)."""
-        if what.fence_i:  # drop the translations once the engine has stopped (sim.core.run)
+        if what.fence_i:  # drop the translations once the engine has stopped (sim.hart.core.run)
             self._fenced = True
             self.uc.emu_stop()
         elif what.rd:
-            value = isa.counter_value(what.counter, self.native.cycles)
+            value = stand_in.counter_value(what.counter, self.native.cycles)
             self.uc.reg_write(UC_RISCV_REG_X0 + what.rd, value & 0xFFFF_FFFF_FFFF_FFFF)
 
     def _misaligned(self, pc: int, cause: str) -> str:

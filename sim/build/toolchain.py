@@ -1,6 +1,6 @@
 """Running a compiler: a time limit, nothing left running, zig's own cache folder.
 
-Every compiler the simulator runs (the thread's, komorebi._build; the hooks', sim.hooks)
+Every compiler the simulator runs (the thread's, komorebi._build; the hooks', sim.native.hooks)
 runs through `run`. It has a time limit, `KMX_COMPILE_TIMEOUT` seconds (default
 DEFAULT_TIMEOUT), and runs in a process group of its own, so that when the limit passes
 or the caller is interrupted (Ctrl-C) the compiler and every process it started (zig
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from sim.build_cache import BuildError, cache_dir
+from .cache import BuildError, cache_dir
 
 DEFAULT_TIMEOUT = 300.0  # seconds: a first build on a new machine takes several
 TIMEOUT_VARIABLE = "KMX_COMPILE_TIMEOUT"

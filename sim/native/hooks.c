@@ -1,12 +1,12 @@
 /* hooks.c: the engine's hooks that run on every page translation and every basic block,
- * in C, so that no Python runs on the simulator's fast path (sim/hooks.py builds this
+ * in C, so that no Python runs on the simulator's fast path (sim/native/hooks.py builds this
  * file for the host with zig cc and registers the functions with uc_hook_add).
  *
  * tlb_fill is Unicorn's virtual-TLB fill hook: the engine calls it when it has no
  * translation for a page, which is at the first access to a page, at the first store to
  * a page it translated for reading, after every TLB flush (the cluster flushes after each
  * invalidate and flush), and when the TLB is full. It is the cache model's slow path,
- * the same steps as sim/cache.py's CachedRegion.access (the reference, which the tests
+ * the same steps as sim/cache/model.py's CachedRegion.access (the reference, which the tests
  * compare against): fill a page's lines, remember the first store since the page was
  * clean, see a read of Python's data before any invalidate.
  *
@@ -15,7 +15,7 @@
  *
  * The state is Python's: per-page flag arrays (numpy uint8), the views and DRAM are host
  * memory that Python allocated; the structs below mirror ctypes Structures of
- * sim/hooks.py field for field.
+ * sim/native/hooks.py field for field.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +63,7 @@ typedef struct {
     int32_t invalidated;         /* the thread has invalidated the region at least once */
     int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
     uint8_t *as_loaded; /* direct: per page, its bytes are still those it was loaded with */
-    int64_t direct;     /* the view is DRAM itself (sim/cache.py, "direct") */
+    int64_t direct;     /* the view is DRAM itself (sim/cache/model.py, "direct") */
 } Region;
 
 typedef struct {
@@ -119,7 +119,7 @@ static void copy_page(uint8_t *to, const uint8_t *from) {
 }
 
 /* A core reads (WRITE: writes) PAGE of REGION. Returns whether the page may be written
- * without coming back here. sim/cache.py's CachedRegion.access does the same in Python. */
+ * without coming back here. sim/cache/model.py's CachedRegion.access does the same in Python. */
 static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
     uint64_t start = page * PAGE;
     if (r->unpainted && r->unpainted[page]) {
@@ -163,7 +163,7 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
 /* The engine's TLB starts with 256 entries, direct-mapped, and QEMU grows it only when
  * it is flushed while most of its entries are in use. A thread that ranges over more pages
  * than that (a pointer chase over 32 MiB touches 8192) would miss on most accesses and
- * come here each time, for ever. So after many refills the run stops (sim/core.py flushes
+ * come here each time, for ever. So after many refills the run stops (sim/hart/core.py flushes
  * the TLB and goes on): each such flush doubles the TLB, until it holds what the thread
  * uses and the fills stop. Stopping here ends the run after the current instruction. */
 static void maybe_grow(Core *core, void *uc) {
@@ -216,7 +216,7 @@ refuse:
 }
 
 /* Also the cache model's slow path, for Python's own reads and writes of a region
- * (sim.memory: the arguments of kmx calls). */
+ * (sim.memory.address_space: the arguments of kmx calls). */
 int region_access(Region *region, uint64_t page, int write, Core *core, void *uc) {
     return access(region, page, write, core, uc);
 }
@@ -225,7 +225,7 @@ int region_access(Region *region, uint64_t page, int write, Core *core, void *uc
  * at the start of each block, before it runs. Each instruction is one cycle. A turn of
  * exact length (several cores ready, sim/schedule.py) takes whole blocks while they fit;
  * at the first that would overrun it, the run stops before the block (the engine runs no
- * block whose hook asked it to stop), and sim/core.py runs the few instructions left up
+ * block whose hook asked it to stop), and sim/hart/core.py runs the few instructions left up
  * to an `until` address. Unicorn's own instruction count (emu_start's count) would call
  * a hook at every instruction instead. */
 static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
@@ -266,7 +266,7 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
 
 /* The lines of VIEW (COUNT lines of 64 bytes) that differ from CLEAN (0: zeros): their
  * numbers, plus FIRST, go to OUT. Returns how many. One pass, no temporaries: a flush
- * of a big region reads it once at memory speed (sim/cache.py, _dirty_in). */
+ * of a big region reads it once at memory speed (sim/cache/model.py, _dirty_in). */
 int64_t dirty_lines(const uint64_t *view, const uint64_t *clean, uint64_t count, int64_t first, int64_t *out) {
     int64_t found = 0;
     for (uint64_t line = 0; line < count; line++) {
@@ -286,7 +286,7 @@ int64_t dirty_lines(const uint64_t *view, const uint64_t *clean, uint64_t count,
     return found;
 }
 
-/* The sizes of the structs, for sim/hooks.py to check its mirrors against. */
+/* The sizes of the structs, for sim/native/hooks.py to check its mirrors against. */
 uint64_t struct_size(int which) {
     switch (which) {
     case 0: return sizeof(Region);

@@ -8,7 +8,7 @@ and kind, named in the user's own source line and explained.
 | invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
 | flush-wrote-stale-bytes | kmx_flush writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
 
-Reads are seen a page at a time, when a core's engine first translates the page (sim.core):
+Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
 the checker costs nothing on the fast path. The first write to each page is remembered
 (its pc, and its return address, so that a write inside memcpy names the caller), because
 an unflushed write is only known to be one when the thread ends.
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_S0
 
-from sim.layout import LINE, PAGE
+from ..layout import LINE, PAGE
 
 if TYPE_CHECKING:
-    from sim.cluster import Cluster, Region
-    from sim.core import Core
+    from ..cluster import Cluster, Region
+    from ..hart.core import Core
 
 READ_BEFORE_INVALIDATE = "read-before-invalidate"
 UNFLUSHED_WRITE = "unflushed-write"
@@ -90,7 +90,7 @@ class Checker:
 
     def watch(self, region: "Region") -> None:
         """Hear of REGION's stale reads (from the fill hook, which also keeps the pc, the
-        return address and the core of each page's first write: sim.cache)."""
+        return address and the core of each page's first write: sim.cache.model)."""
         region.cache.on_stale_read = lambda page: self._stale_read(region, page)
 
     # -- where a core is -------------------------------------------------------------------

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.faults import CoreFault
-from sim.layout import MAX_WAITING_SUBMISSIONS
+from ..hart.faults import CoreFault
+from ..layout import MAX_WAITING_SUBMISSIONS
 
 
 @dataclass(frozen=True)

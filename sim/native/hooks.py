@@ -1,4 +1,4 @@
-"""The engine's hooks in C (sim/hooks.c): built for the host once, loaded with ctypes.
+"""The engine's hooks in C (sim/native/hooks.c): built for the host once, loaded with ctypes.
 
 Unicorn calls a hook written in Python through its binding, at about a microsecond a
 call. The TLB-fill hook runs at every page a core touches first, and again whenever the
@@ -10,7 +10,7 @@ The C functions read and write state that Python owns: the cache model's per-pag
 (numpy arrays) and host memory. The Structures below mirror hooks.c's structs.
 
 The library is compiled with the `ziglang` package's clang for the host, without libc
-(memcpy and memset come from the process), into the build cache (sim.build_cache), keyed
+(memcpy and memset come from the process), into the build cache (sim.build.cache), keyed
 by a hash of the source and the compiler, and checked whole before it is loaded.
 """
 
@@ -24,8 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import build_cache, toolchain
-from sim.build_cache import BuildError
+from ..build import cache as build_cache
+
+from ..build import toolchain
+from ..build.cache import BuildError
 
 SOURCE = Path(__file__).with_name("hooks.c")
 
