@@ -166,7 +166,7 @@ class Card:
             except CoreFault as fault:
                 cluster.fail(fault)
             except Exception as error:  # a bug of ours in a hook: fail this thread only
-                cluster.fail(core.fault(core.current_pc(), f"the simulator failed: {error!r}"))
+                cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
             finally:
                 cluster.running = None
             if cluster.ended:

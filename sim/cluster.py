@@ -8,26 +8,23 @@ faults.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .. import kmx_runtime
-
-from .kmx import console
-from .cache.model import CachedRegion, ClusterCache
 from .cache.checker import UNFLUSHED_WRITE, Checker
-from .hart.core import BLOCKED, EXITED, READY, Core
-from .image.dwarf import LineTable, SourceLine
-from .memory.dram import Bank, Snapshot, Storage
-from .hart.faults import CoreFault, Frame
+from .cache.model import CachedRegion, ClusterCache, Holding, holding_for
+from .explain import Explainer
+from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
+from .hart.faults import CoreFault
+from .image.elf import ThreadImage
+from .kmx import console
+from .kmx.outbox import Handed, Outbox
+from .kmx.traps import TrapTable
 from .layout import (
-    BANK_BYTES,
-    CACHED_ALIAS,
     GUARD_BYTES,
     PAGE,
     REGION_ALIGN,
@@ -35,19 +32,14 @@ from .layout import (
     RESULT_WORDS,
     STACK_BYTES,
     STACK_GUARD_BYTES,
-    UNCACHED_ALIAS,
     Share,
     align_up,
-    count_bytes,
     human_bytes,
 )
-from .image.elf import ThreadImage
-from .memory.address_space import AddressSpace, MemoryAccessError, Span
-from .kmx.outbox import Handed, Outbox
+from .memory.address_space import AddressSpace, Span
+from .memory.dram import Bank, Snapshot, Storage
 from .schedule import Schedule
-from .kmx.traps import TrapTable
 
-BACKTRACE_DEPTH = 8
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 
 
@@ -117,7 +109,6 @@ class Cluster:
         self._barrier_arrivals = 0
         self.memory = AddressSpace()
         self.cache = ClusterCache()
-        self.checker = Checker(self)
         self.traps = TrapTable(self)
 
         stacks_end = image.size + cores * (STACK_GUARD_BYTES + STACK_BYTES)
@@ -141,6 +132,8 @@ class Cluster:
         cursor += GUARD_BYTES
         self.stacks = stacks
         self.regions: list[Region] = []
+        # Card mode, and no other cluster reaches it: the engines map DRAM itself.
+        holding = holding_for(coherence, shares_bank)
         for index, (name, content) in enumerate(regions):
             if isinstance(content, np.ndarray):  # (the simulator's own callers)
                 content = Snapshot(content)
@@ -155,23 +148,25 @@ class Cluster:
                     f"{human_bytes(free)} of it is left after the image, the stacks and the "
                     "regions before it"
                 )
-            # Card mode, and no other cluster reaches it: the engines map DRAM itself.
-            direct = coherence == "card" and not shares_bank
-            storage = bank.storage(share.offset + cursor, span_size,
-                                   None if isinstance(content, int) else content, anonymous=direct)
-            span = self.memory.add(Span.over(storage, name, share.base + cursor, direct))
+            storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content,
+                                   anonymous=holding is Holding.DIRECT)
+            span = self.memory.add(Span.over(storage, name, share.base + cursor, holding))
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":
                 span.region.start_stale()
             self.cache.add_region(span.region)
             self.regions.append(Region(name, index, span, offset, size, storage))
-            self.checker.watch(self.regions[-1])
             cursor += span_size + GUARD_BYTES
+        self.explainer = Explainer(image, self.image_base, self.memory, stacks, self.regions, RUNTIME)
+        self.checker = Checker(number, coherence, self.explainer, lambda: self.running)
+        for region in self.regions:
+            self.checker.watch(region)
         self.core_count = cores
-        self.cores = [
-            Core(self, n, share.base + image.entry, share.base + image.halt, stacks[n].end)
-            for n in range(cores)
-        ]
+        context = HartContext(
+            number, self.memory, image, self.image_base, self.explainer,
+            counting=image.uses_cycles or cores > 1, on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
+        )
+        self.cores = [Core(n, context, share.base + image.entry, share.base + image.halt, stacks[n].end) for n in range(cores)]
         self.ended = False
 
     def share_bank_with(self, other: "Cluster") -> None:
@@ -180,16 +175,14 @@ class Cluster:
         own cluster's cache, with no coherence between the two, and with no region ID to
         invalidate or flush them by: only the hand-back (card mode) writes them back."""
         for region in other.regions:
-            if region.cache.direct:
+            # The other cluster writes this DRAM while this one runs: both caches copy.
+            if region.cache.holding is not Holding.COPYING:
                 raise RuntimeError(
                     f"cluster {other.number}'s regions were placed for no other cluster to "
                     "reach (place its thread with shares_bank=True)"
                 )
-            span = self.memory.add(Span.over(region.storage, region.name, region.span.base))
+            span = self.memory.add(Span.over(region.storage, region.name, region.span.base, Holding.COPYING))
             span.owner = other.number
-            # The other cluster writes this DRAM while this one runs: both caches copy.
-            region.cache.copy_all()
-            span.region.copy_all()
             if self.coherence == "strict":
                 span.region.start_stale()
             self.cache.add_region(span.region)
@@ -314,99 +307,9 @@ class Cluster:
         self.cores = []
         self.memory = AddressSpace()
         self.cache = ClusterCache()
-        self.checker.cluster = None
-        self.traps.cluster = None
-
-    # -- explaining -------------------------------------------------------------------------
-
-    @cached_property
-    def line_table(self) -> LineTable:
-        return LineTable(self.image.path)
-
-    def source_line(self, pc: int) -> SourceLine | None:
-        offset = pc - self.image_base
-        if 0 <= offset < self.image.size:
-            return self.line_table.lookup(offset)
-        return None
-
-    def in_code(self, pc: int) -> bool:
-        """PC is in the image's code (not its data, a stack or a region)."""
-        return self.image.in_code(pc - self.image_base)
-
-    @staticmethod
-    def in_runtime(source: SourceLine) -> bool:
-        return Path(source.file).parent == RUNTIME
-
-    def frames(self, pc: int, fp: int) -> list[Frame]:
-        """pc's frame, then its callers', by the frame-pointer chain (threads are built
-        with -fno-omit-frame-pointer: the caller's ra at fp-8, its fp at fp-16)."""
-        frames = [Frame(pc, self.source_line(pc))]
-        for _ in range(BACKTRACE_DEPTH):
-            try:
-                ra, fp = struct.unpack("<QQ", self.memory.peek(fp - 16, 16))[::-1]
-            except MemoryAccessError:
-                break
-            if ra == 0 or self.source_line(ra - 2) is None:
-                break
-            frames.append(Frame(ra - 2, self.source_line(ra - 2)))
-        return frames
-
-    def describe_address(self, address: int, fetch: bool = False) -> str:
-        """Where ADDRESS is, in the user's words (FETCH: the core jumped there)."""
-        if address < PAGE and fetch:
-            return (
-                "which is a null pointer: a call through a function pointer that is 0, or a "
-                "return through a return address the thread overwrote"
-            )
-        if address < PAGE:
-            return (
-                "which is a null pointer (kmx_region returns 0 for a region ID the thread "
-                "does not have)"
-            )
-        data = ": code runs only from the thread's image" if fetch else ""
-        image_offset = address - self.image_base
-        if 0 <= image_offset < self.image.size:
-            symbol = self.image.symbol_at(image_offset)
-            name = "" if symbol is None else f" ({symbol[0]!r}" + (f" + {symbol[1]})" if symbol[1] else ")")
-            if self.image.in_code(image_offset):
-                return f"which is in the thread's code{name}"
-            if fetch:
-                return (
-                    f"which is in the thread's static data{name}, not in its code: the core "
-                    "jumped into data (a call through a bad function pointer, or into a buffer "
-                    "that holds no code)"
-                )
-            return f"which is in the thread's static data{name}"
-        for stack in self.stacks:
-            if stack.base - STACK_GUARD_BYTES <= address < stack.base:
-                return f"the guard below {stack.name}: a stack overflow"
-            if stack.base <= address < stack.end:
-                return f"which is in {stack.name}{data}"
-        for region in self.regions:
-            start = region.address
-            if start <= address < start + region.size:
-                return f"byte {address - start} of region {region.name!r} (ID {region.id}){data}"
-            if start - PAGE <= address < start:
-                return f"{count_bytes(start - address)} before the start of region {region.name!r} (ID {region.id})"
-            if start + region.size <= address < region.span.end + GUARD_BYTES:
-                past = address - start - region.size
-                how_far = "the first byte" if past == 0 else count_bytes(past)
-                return (
-                    f"{how_far} past the end of region "
-                    f"{region.name!r} (ID {region.id}, {region.size} bytes at {start:#x})"
-                )
-        for span in self.memory.spans:
-            if span.base <= address < span.end:  # another cluster's region, in bank D7
-                return f"which is in {span.label}{data}"
-        if UNCACHED_ALIAS <= address < UNCACHED_ALIAS + BANK_BYTES:
-            cached = address - UNCACHED_ALIAS + CACHED_ALIAS
-            return (
-                f"which is DRAM's uncached alias of {cached:#x} (that address at the cached "
-                f"alias, {self.describe_address(cached, fetch).removeprefix('which is ')}): "
-                "the simulator does not model uncached access yet. Use the cached alias, "
-                "the address kmx_region gives"
-            )
-        return "which is not in the thread's memory"
+        self.explainer = None  # (it holds the memory too)
+        self.checker = None  # (a cycle through its view of the running core)
+        self.traps.thread = None
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -442,7 +345,7 @@ class Cluster:
         core = waiting[0]
         names = ", ".join(str(n) for n in gone)
         return core.fault(
-            core.pc - 4,
+            core.call_pc(),
             f"kmx_barrier: core {core.number} waits for all {len(self.cores)} cores of the "
             f"thread, but core{'s' if len(gone) > 1 else ''} {names} returned from kmx_main "
             "without reaching the barrier, so it can never complete. Every core must call "

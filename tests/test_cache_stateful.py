@@ -16,7 +16,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from komorebi.sim.cache.model import STALE_BYTE, STALE_WORD, CachedRegion
+from komorebi.sim.cache.model import STALE_BYTE, STALE_WORD, CachedRegion, Holding
 from komorebi.sim.memory.dram import Snapshot, Storage, View
 from komorebi.sim.layout import LINE, PAGE
 
@@ -117,7 +117,7 @@ class CacheMachine(RuleBasedStateMachine):
                 dram[:] = 0
                 self.storage = Storage(SIZE, anonymous=True)
             self.view = self.dram = self.storage.dram
-            self.model = CachedRegion(self.view, self.dram, direct=self.storage)
+            self.model = CachedRegion(self.view, self.dram, Holding.DIRECT, storage=self.storage)
         elif hold == "copy":  # a view of its own
             self.storage = None
             self.view = np.zeros(SIZE, dtype=np.uint8)
@@ -132,7 +132,7 @@ class CacheMachine(RuleBasedStateMachine):
             view = View(self.storage)
             self.view = view.array
             self.dram = self.storage.dram
-            self.model = CachedRegion(self.view, self.dram, view)
+            self.model = CachedRegion(self.view, self.dram, Holding.COPY_ON_WRITE, memory=view)
         self.stale_reads: list[int] = []
         self.model.on_stale_read = self.stale_reads.append
         if strict:

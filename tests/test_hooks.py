@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from unicorn import unicorn_const as ucc
-from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_X0
-
 import komorebi as km
 from komorebi._build import build_thread
+from komorebi.sim.hart import engine
 from komorebi.sim.native import hooks
 from komorebi.sim.card import Card
 from komorebi.sim.image.elf import load_image
@@ -42,10 +40,9 @@ int kmx_main(int core) {
 def test_the_structs_and_constants_agree_with_hooks_c():
     library = hooks.library()  # checks every struct's size against hooks.c's
     assert ctypes.sizeof(hooks.CoreState) == library.struct_size(2)
-    assert (hooks.MEM_READ, hooks.MEM_WRITE, hooks.MEM_FETCH) == (
-        ucc.UC_MEM_READ, ucc.UC_MEM_WRITE, ucc.UC_MEM_FETCH)
+    assert (hooks.MEM_READ, hooks.MEM_WRITE, hooks.MEM_FETCH) == (engine.READ, engine.WRITE, engine.FETCH)
     assert (hooks.PROT_READ, hooks.PROT_WRITE, hooks.PROT_EXEC) == (
-        ucc.UC_PROT_READ, ucc.UC_PROT_WRITE, ucc.UC_PROT_EXEC)
+        engine.PROT_READ, engine.PROT_WRITE, engine.PROT_EXEC)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +78,7 @@ def _core(image, region_bytes=256):
 
 
 def _registers(core) -> list[int]:
-    return [core.uc.reg_read(UC_RISCV_REG_X0 + n) for n in range(32)] + [core.uc.reg_read(UC_RISCV_REG_PC)]
+    return [core.engine.x(n) for n in range(32)] + [core.engine.read("pc")]
 
 
 @settings(max_examples=25, deadline=None)
@@ -93,8 +90,8 @@ def test_a_turn_runs_exactly_its_count_as_unicorns_own_count_does(mixed_image, t
         for count in turns:
             ours.run(count)
             # Unicorn's count: a hook at every instruction, the reference.
-            oracle.uc.emu_start(oracle.pc, oracle._halt, count=count)
-            oracle.pc = oracle.uc.reg_read(UC_RISCV_REG_PC)
+            oracle.engine.run(oracle.pc, oracle._halt, count=count)
+            oracle.pc = oracle.engine.read("pc")
             assert _registers(ours) == _registers(oracle)
         assert ours.cycles == sum(turns)
     finally:
@@ -118,8 +115,8 @@ def test_turns_stay_exact_while_the_tlb_grows(stride_image, turn):
     try:
         for _ in range(turns):
             ours.run(turn)
-            oracle.uc.emu_start(oracle.pc, oracle._halt, count=turn)
-            oracle.pc = oracle.uc.reg_read(UC_RISCV_REG_PC)
+            oracle.engine.run(oracle.pc, oracle._halt, count=turn)
+            oracle.pc = oracle.engine.read("pc")
             assert _registers(ours) == _registers(oracle)
         assert ours.cycles == turns * turn
         assert ours._tlb_entries > hooks_first_entries(), "the TLB never grew: the test tests nothing"

@@ -58,7 +58,7 @@ def test_a_run_that_ended_frees_its_engines_and_host_thread_without_stop(tmp_pat
     assert run.thread_result(timeout=30).code == 3
     assert _until(lambda: not _cluster_threads())
     cluster = run._loaded.card.clusters[1]
-    assert all(core.uc is None for core in cluster.cores)  # engines closed
+    assert all(core.engine is None for core in cluster.cores)  # engines closed
     run.stop()  # still works: hands back nothing more, regions readable
     assert run.thread.read("r")[:5].tolist() == [0, 1, 2, 3, 4]
     session.close()

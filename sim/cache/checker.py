@@ -17,16 +17,15 @@ an unflushed write is only known to be one when the thread ends.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
-from unicorn.riscv_const import UC_RISCV_REG_PC, UC_RISCV_REG_S0
 
 from ..layout import LINE, PAGE
+from .model import CachedRegion
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster, Region
-    from ..hart.core import Core
+    from ..explain import Explainer
 
 READ_BEFORE_INVALIDATE = "read-before-invalidate"
 UNFLUSHED_WRITE = "unflushed-write"
@@ -73,11 +72,37 @@ def _bytes(start: int, end: int, size: int) -> str:
     return f"bytes {start} to {end - 1}"
 
 
-class Checker:
-    """The findings of one cluster's thread."""
+class Region(Protocol):
+    """A region as the checker needs it (sim.cluster.Region is one)."""
 
-    def __init__(self, cluster: "Cluster") -> None:
-        self.cluster = cluster
+    name: str
+    id: int
+    offset: int
+    size: int
+    cache: CachedRegion
+
+
+class Core(Protocol):
+    """A core as the checker needs it (sim.hart.core.Core is one)."""
+
+    number: int
+
+    def users_frame(self, pc: int | None = None): ...
+
+    def call_pc(self) -> int: ...
+
+
+class Checker:
+    """The findings of the thread on cluster NUMBER, in COHERENCE mode. EXPLAINER names
+    source lines; RUNNING() is the core whose turn it is (a stale read is its)."""
+
+    def __init__(
+        self, number: int, coherence: str, explainer: "Explainer", running: Callable[[], "Core | None"]
+    ) -> None:
+        self.number = number
+        self.coherence = coherence
+        self._explainer = explainer
+        self._running = running
         self._found: dict[tuple[int, str], Finding] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
 
@@ -95,26 +120,12 @@ class Checker:
 
     # -- where a core is -------------------------------------------------------------------
 
-    def _core(self) -> "Core | None":
-        return self.cluster.running
-
-    def _source(self, pc: int, ra: int | None = None):
-        """The user's source line at PC; inside the runtime (memcpy, a kmx call), the
-        caller's line at the return address RA."""
-        source = self.cluster.source_line(pc)
-        if (source is None or self.cluster.in_runtime(source)) and ra:
-            caller = self.cluster.source_line(ra - 2)
-            if caller is not None:
-                return caller
-        return source
-
     def _here(self, core: "Core | None", pc: int | None = None):
-        """(core number, source line) of what CORE is doing now, by its frames."""
-        if core is None or core.uc is None:
+        """(core number, source line) of what CORE is doing now (at PC), by its frames."""
+        if core is None:
             return 0, None
-        pc_now, s0 = core.uc.reg_read_batch([UC_RISCV_REG_PC, UC_RISCV_REG_S0])
-        frame = core.user_frame(pc if pc is not None else pc_now, s0)
-        return core.number, frame.source
+        frame = core.users_frame(pc)
+        return core.number, frame.source if frame is not None else None
 
     # -- events -------------------------------------------------------------------------------
 
@@ -126,7 +137,7 @@ class Checker:
         if key in self._found:
             self._extend(key, start, end)
             return
-        core, source = self._here(self._core())
+        core, source = self._here(self._running())
         where = _at(source)
         self._record(
             key, core, region, start, end, source,
@@ -145,7 +156,7 @@ class Checker:
         page = int(lines[0]) * LINE // PAGE
         if not cache.write_pc[page]:
             return None, None
-        return int(cache.write_core[page]), self._source(int(cache.write_pc[page]), int(cache.write_ra[page]))
+        return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
 
     def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None) -> None:
         """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty."""
@@ -158,7 +169,7 @@ class Checker:
             return
         core, source = self._writer(region, lines)
         if submit_core is not None:
-            _, at = self._here(submit_core, submit_core.current_pc() - 4)
+            _, at = self._here(submit_core, submit_core.call_pc())
             when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
             why = (
                 "A submission says the work so far is done, but these bytes were only in the "
@@ -167,7 +178,7 @@ class Checker:
             )
         else:
             when = "when the thread ended"
-            if self.cluster.coherence == "strict":
+            if self.coherence == "strict":
                 why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back would write them when the thread ended, too late for anything that reads the region's DRAM before (a Tensix kernel, the host)."
             else:
                 why = "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. That comes only at the end: anything that reads the region's DRAM before it (a Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed back, so does Python."
@@ -192,7 +203,7 @@ class Checker:
         if key in self._found:
             self._extend(key, start, end)
             return
-        number, source = self._here(core, core.current_pc() - 4)
+        number, source = self._here(core, core.call_pc())
         writer, written_at = self._writer(region, lines)
         wrote = f", written at line {written_at.line}," if written_at is not None else ""
         where = _at(source)
@@ -218,7 +229,7 @@ class Checker:
         if key in self._found:
             self._extend(key, start, end)
             return
-        number, source = self._here(core, core.current_pc() - 4)
+        number, source = self._here(core, core.call_pc())
         where = _at(source)
         self._record(
             key, number, region, start, end, source,
@@ -247,7 +258,7 @@ class Checker:
                 message: Callable[[int, int], str]) -> None:
         self._explain[key] = message
         self._found[key] = Finding(
-            kind=key[1], cluster=self.cluster.number, core=core, region=region.name,
+            kind=key[1], cluster=self.number, core=core, region=region.name,
             region_id=region.id, start=start, end=end,
             file=source.file if source is not None else None,
             line=source.line if source is not None else None,

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import ctypes
 import weakref
+from enum import Enum
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
@@ -99,25 +100,49 @@ def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], Non
     return called
 
 
+class Holding(Enum):
+    """How the cache holds a region (see the module's docstring), chosen once, when the
+    region is placed (`holding_for`)."""
+
+    DIRECT = "direct"
+    COPY_ON_WRITE = "copy-on-write"
+    COPYING = "copying"
+
+
+def holding_for(coherence: str, reached_by_another: bool) -> Holding:
+    """How a region is held in COHERENCE mode ("card", "strict") when another cluster's
+    thread can, or cannot, write its DRAM while this one runs."""
+    if reached_by_another:
+        return Holding.COPYING
+    return Holding.DIRECT if coherence == "card" else Holding.COPY_ON_WRITE
+
+
 class CachedRegion:
     """The cache's lines of one region, over the region's page-aligned span.
 
     `view` is what the engines map; `dram` is the span's DRAM. Both are uint8 arrays of
-    the same size, a multiple of PAGE. MEMORY, the sim.memory.dram.View that holds `view`, lets
-    the model hand the view's copies back to the kernel (`forget`), show DRAM's pages
-    in the view (`share`), and know DRAM's own pages over a snapshot (`own_pages`);
-    without it the model copies.
+    the same size, a multiple of PAGE. HOLDING says how the view relates to DRAM.
+    COPY_ON_WRITE needs MEMORY, the sim.memory.dram.View that holds `view`, which lets the
+    model hand the view's copies back to the kernel (`forget`) and know DRAM's own pages
+    over a snapshot (`own_pages`). DIRECT needs STORAGE, the span's sim.memory.dram.Storage,
+    whose DRAM is the view.
     """
 
     def __init__(
         self,
         view: np.ndarray,
         dram: np.ndarray,
+        holding: Holding = Holding.COPYING,
         memory: "View | None" = None,
-        direct: "Storage | None" = None,
+        storage: "Storage | None" = None,
     ) -> None:
         if view.size != dram.size or view.size % PAGE:
             raise ValueError("view and dram must be the same whole number of pages")
+        if holding is Holding.DIRECT and (storage is None or view is not dram):
+            raise ValueError("a direct region's view is its storage's DRAM")
+        if holding is Holding.COPY_ON_WRITE and memory is None:
+            raise ValueError("a copy-on-write region needs the View that holds its view")
+        self.holding = holding
         self.view = view
         self.dram = dram
         self.pages = pages = view.size // PAGE
@@ -130,7 +155,7 @@ class CachedRegion:
         # copy_fill: a fill must copy the page from DRAM, because what the view shows
         # under its copies is not DRAM's page (DRAM's own over a snapshot, or a page the
         # view could not share).
-        own = memory.own_pages if memory is not None else direct.own_pages if direct is not None else None
+        own = memory.own_pages if memory is not None else storage.own_pages if storage is not None else None
         self._copy_fill = np.zeros(pages, np.uint8) if own is None else own
         self._own_pages = own
         # What happened, for the checker and the picture.
@@ -161,34 +186,24 @@ class CachedRegion:
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
             on_stale_read=self._on_stale_read,
         )
-        self.direct = direct is not None
+        self.direct = holding is Holding.DIRECT
+        self.copying = holding is Holding.COPYING
         self._as_loaded: np.ndarray | None = None
         self._loaded_bytes: np.ndarray | None = None
         if self.direct:
-            if view is not dram:
-                raise ValueError("a direct region's view is its DRAM")
             self._keep_clean_copies()
             self._as_loaded = np.ones(pages, np.uint8)
-            self._loaded_bytes = direct.loaded_bytes()  # None: zeros
+            self._loaded_bytes = storage.loaded_bytes()  # None: zeros
             self.state.as_loaded = hooks.pointer(self._as_loaded)
             self.state.direct = 1
-        elif memory is None:
-            self.copy_all()
-
-    def copy_all(self) -> None:
-        """Hold the view by copying (before anything ran): something else may write this
-        region's DRAM while the thread runs."""
-        self._keep_clean_copies()
-        self.state.copy_all = 1
+        elif self.copying:
+            self._keep_clean_copies()
+            self.state.copy_all = 1
 
     def _keep_clean_copies(self) -> None:
         if self._clean is None:
             self._clean = np.empty_like(self.view)  # touched page by page: resident only when used
             self.state.clean = hooks.pointer(self._clean)
-
-    @property
-    def copying(self) -> bool:
-        return bool(self.state.copy_all)
 
     @property
     def invalidated(self) -> bool:
@@ -214,7 +229,7 @@ class CachedRegion:
         back here."""
         if not 0 <= page < self.pages:
             raise IndexError(f"page {page} of a span of {self.pages}")
-        native, engine = (None, None) if core is None or core.uc is None else (ctypes.byref(core.native), core.uc._uch)
+        native, engine = (None, None) if core is None else core.native_arguments()
         return bool(hooks.library().region_access(ctypes.byref(self.state), page, int(write), native, engine))
 
     def is_filled(self, page: int) -> bool:

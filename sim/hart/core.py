@@ -1,60 +1,34 @@
-"""One X280 hart: a Unicorn engine running the thread's code.
+"""One X280 hart: an engine (sim.hart.engine) running the thread's code.
 
 The engine's own TLB is the fast path: loads and stores to a page it has translated run at
 full speed with no Python. Its virtual-TLB fill hook is the slow path, called once a page
 (and again on the first store to a page first filled for reading): that is where the
-cluster's cache model learns of fills and writes (sim.cache.model). ecalls (kmx calls) reach the
-trap table (sim.kmx.traps) through the interrupt hook; any other exception ends the thread.
+cluster's cache model learns of fills and writes (sim.cache.model). ecalls (kmx calls)
+reach the trap table (sim.kmx.traps) through the exception hook; the instructions the
+simulator runs in the engine's place (sim.isa.stand_in) too; any other exception ends the
+thread.
 """
 
 from __future__ import annotations
 
 import ctypes
-import struct
 import threading
+from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
-from unicorn import (
-    UC_ARCH_RISCV,
-    UC_MODE_RISCV64,
-    UC_HOOK_BLOCK,
-    UC_HOOK_INTR,
-    UC_HOOK_TLB_FILL,
-    UC_MEM_FETCH,
-    UC_MEM_WRITE,
-    UC_PROT_ALL,
-    UC_TLB_VIRTUAL,
-    Uc,
-    UcError,
-)
-from unicorn import unicorn_const as ucc
-from unicorn.unicorn_py3.unicorn import uclib  # unicorn 2.1's binding: the C library
-from unicorn.riscv_const import (
-    UC_RISCV_REG_A0,
-    UC_RISCV_REG_A1,
-    UC_RISCV_REG_A2,
-    UC_RISCV_REG_A7,
-    UC_RISCV_REG_MSTATUS,
-    UC_RISCV_REG_PC,
-    UC_RISCV_REG_RA,
-    UC_RISCV_REG_S0,
-    UC_RISCV_REG_SP,
-    UC_RISCV_REG_X0,
-)
-
-from ..isa import decode
-
-from ..native import hooks
-
-from ..isa import stand_in
-from .faults import CoreFault, Frame
+from ..isa import decode, stand_in
 from ..layout import PAGE
+from ..memory.address_space import MemoryAccessError
+from ..native import hooks
+from . import engine as engines
+from .engine import ECALL, Engine, EngineError
+from .faults import CoreFault
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
-
-MSTATUS_FS = 0x6000  # floating point on (ENGINE_NOTES: it starts off)
-ECALL = 8
+    from ..explain import Explainer
+    from ..image.elf import ThreadImage
+    from ..memory.address_space import AddressSpace
 
 EXCEPTIONS = {
     0: "a jump to a misaligned address",
@@ -69,14 +43,22 @@ EXCEPTIONS = {
     13: "a load from an unmapped address",
     15: "a store to an unmapped address",
 }
+ILLEGAL = 2
+MISALIGNED = (4, 6)
 ILLEGAL_HELP = (
     "The simulator runs RV64GC (I, M, A, F, D, C, Zicsr, Zifencei) and the cycle, "
     "instret and time counters; vector (V), bit-manipulation (Zba, Zbb) and half-precision "
     "(Zfh) instructions are not simulated yet. Compile for rv64gc (-mcpu=baseline_rv64, "
     "the default here)."
 )
+TRAPS = ("instruction 0x0000", "instruction 0xc0001073")  # (c.)unimp: __builtin_trap()
+EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
 
-READY, BLOCKED, EXITED, FAULTED = "ready", "blocked", "exited", "faulted"
+# Unicorn 2.1 has moved pc 4 bytes past the instruction that trapped when it reports an
+# exception, whatever the instruction's length (unicorn issue 1990; pull request 2384
+# would change it). An ecall is 4 bytes, so a core stopped in one is 4 past it too.
+REPORTED_PAST = 4
+ECALL_BYTES = 4
 
 # The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
 # more than 70% of it was used since the last (sim/native/hooks.c, maybe_grow).
@@ -84,17 +66,39 @@ TLB_FIRST_ENTRIES = 1 << 8
 TLB_MAX_ENTRIES = 1 << 22
 
 
+class State(str, Enum):
+    READY = "ready"
+    BLOCKED = "blocked"  # in a kmx call that waits (blocked_in says which)
+    EXITED = "exited"  # returned from kmx_main
+    FAULTED = "faulted"
+
+
+READY, BLOCKED, EXITED, FAULTED = State.READY, State.BLOCKED, State.EXITED, State.FAULTED
+
+
+@dataclass(frozen=True)
+class HartContext:
+    """What a hart sees of its cluster: its number, the address space, the thread's image
+    (placed at IMAGE_BASE), the explaining, and the two calls out: ON_ECALL(core) for a kmx
+    call, CHECK_HOOKS() after a run, which raises what went wrong in a hook of the cache."""
+
+    cluster: int
+    memory: "AddressSpace"
+    image: "ThreadImage"
+    image_base: int
+    explainer: "Explainer"
+    counting: bool  # the block hook counts instructions (kmx_cycles, or several cores)
+    on_ecall: Callable[["Core"], None]
+    check_hooks: Callable[[], None]
 
 
 class Core:
-    """Hart NUMBER of CLUSTER: enters ENTRY with its stack at STACK_TOP and runs until
-    HALT, where the start code goes once kmx_main has returned."""
+    """Hart NUMBER: enters ENTRY with its stack at STACK_TOP and runs until HALT, where
+    the start code goes once kmx_main has returned."""
 
-    def __init__(
-        self, cluster: "Cluster", number: int, entry: int, halt: int, stack_top: int
-    ) -> None:
-        self.cluster = cluster
+    def __init__(self, number: int, context: HartContext, entry: int, halt: int, stack_top: int) -> None:
         self.number = number
+        self.context = context
         self.state = READY
         self.code: int | None = None
         self.waiting: Callable[[], bool] | None = None  # a kmx call still to complete
@@ -102,53 +106,43 @@ class Core:
         self._stopped_by_call = False  # the last run ended in a kmx call, not its count
         self._interrupted = False  # stopped from outside: the run is over
         self._fenced = False  # the core ran fence.i: its translations go before it goes on
-        self._engine = threading.Lock()  # between interrupt (any thread) and close
-        self._memory = cluster.memory
-        uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
-        uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
-        for span in self._memory.spans:
-            uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
-        self.uc = uc
-        finalize = getattr(uc, "_Uc__finalizer", None)
-        if finalize is not None:  # at exit, sim.card stops the cores; then the OS frees all
-            finalize.atexit = False
-        # The TLB-fill hook and the cycle counter are C (sim/native/hooks.c): they run on the
-        # fast path. Their state: this core's span table and counters.
+        self._engine_lock = threading.Lock()  # between interrupt (any thread) and close
+        self._explain = context.explainer
+        self.engine: Engine | None = Engine()
+        for span in context.memory.spans:
+            self.engine.map(span.base, span.size, span.host_address)
+        # The TLB-fill hook and the cycle counter are C (sim/native/hooks.c): they run on
+        # the fast path. Their state: this core's span table and counters.
         self.native = hooks.CoreState(
-            core=number,
-            reg_read=ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value,
-            reg_pc=UC_RISCV_REG_PC,
-            reg_ra=UC_RISCV_REG_RA,
+            core=number, reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
+            emu_stop=engines.C_EMU_STOP,
         )
         self._span_table()
-        self.native.emu_stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
-        self._add_native_hook(UC_HOOK_TLB_FILL, "tlb_fill")
+        self.engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(self.native))
         # The block hook counts cycles and ends turns of exact length (several cores);
         # added before the first run, as later hooks may not fire.
-        self._counts = cluster.image.uses_cycles or cluster.core_count > 1
-        if self._counts:
-            self._add_native_hook(UC_HOOK_BLOCK, "count_block")
+        if context.counting:
+            self.engine.hook_native("block", hooks.function("count_block"), ctypes.addressof(self.native))
             self.native.counting = 1
-        uc.hook_add(UC_HOOK_INTR, self._exception)
-        uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
-        uc.reg_write(UC_RISCV_REG_SP, stack_top)
-        uc.reg_write(UC_RISCV_REG_A0, number)
+        self.engine.on_exception(self._exception)
+        self.engine.write("sp", stack_top)
+        self.engine.write("a0", number)
         self.pc = entry
-        # emu_start's `until` must be a mapped address: Unicorn looks its page up
+        # The engine's `until` must be a mapped address: Unicorn looks its page up
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
         self._halt = halt
 
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
-        self.uc.mem_map_ptr(span.base, span.size, UC_PROT_ALL, span.host_address)
+        self.engine.map(span.base, span.size, span.host_address)
         self._span_table()
 
     def _span_table(self) -> None:
         """The address space as hooks.c searches it: the spans, sorted, with their kinds
         and cache regions."""
-        spans = self._memory.spans
+        spans = self.context.memory.spans
         table = (hooks.SpanEntry * len(spans))()
         for entry, span in zip(table, spans):
             entry.base, entry.end = span.base, span.end
@@ -160,19 +154,17 @@ class Core:
         self.native.spans = table
         self.native.span_count = len(spans)
 
-    def _add_native_hook(self, kind: int, name: str) -> None:
-        handle = ctypes.c_size_t()
-        status = uclib.uc_hook_add(
-            self.uc._uch, ctypes.byref(handle), kind, hooks.function(name),
-            ctypes.addressof(self.native), 1, 0,
-        )
-        if status != 0:
-            raise UcError(status)
+    def native_arguments(self) -> tuple[object, int] | tuple[None, None]:
+        """What hooks.c's region_access takes for this core: its state and its engine
+        (None, None once the engine is closed)."""
+        if self.engine is None:
+            return None, None
+        return ctypes.byref(self.native), self.engine.handle
 
     @property
     def cycles(self) -> int:
         """Instructions begun, counted by the block hook (a thread that calls kmx_cycles or
-        runs on several cores)."""
+        reads a counter, or runs on several cores)."""
         return self.native.cycles
 
     @cycles.setter
@@ -184,7 +176,7 @@ class Core:
     def run(self, count: int = 0) -> None:
         """Run until the core exits, blocks, is interrupted or has run COUNT instructions
         (0: no limit). A fault raises CoreFault."""
-        if count and not self._counts:
+        if count and not self.context.counting:
             raise ValueError("a turn of exact length needs the block hook (a core of several)")
         self._stopped_by_call = False
         native = self.native
@@ -193,18 +185,18 @@ class Core:
         native.grow_at = self._grow_at
         try:
             while True:
-                self.uc.emu_start(self.pc, self._halt)
-                self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+                self.engine.run(self.pc, self._halt)
+                self.pc = self.engine.read("pc")
                 if not self._go_on():
                     break
             if native.partial:  # the turn ends inside the next block
                 native.partial = 0
                 self._run_partial_block(native.remaining)
-            self.cluster.raise_hook_error()
+            self.context.check_hooks()
         except CoreFault:
             self.state = FAULTED
             raise
-        except UcError as error:
+        except EngineError as error:
             self.state = FAULTED
             raise self._fault_from(error) from None
         finally:
@@ -212,29 +204,29 @@ class Core:
 
     def _run_partial_block(self, left: int) -> None:
         """Run the first LEFT instructions of the block at pc, which the block hook
-        stopped before (sim/native/hooks.c, count_block): up to an `until` address. The engine
-        stops at `until` only in blocks it translates with it in mind, so the block's
-        translation is dropped before, and the short one after."""
+        stopped before (sim/native/hooks.c, count_block): up to an `until` address. The
+        engine stops at `until` only in blocks it translates with it in mind, so the
+        block's translation is dropped before, and the short one after."""
         if left == 0:
             return
         start, size = self.native.block_address, self.native.block_size
-        code = self._memory.peek(start, size)
+        code = self.context.memory.peek(start, size)
         offset = 0
         for _ in range(left):
             offset += decode.length(code[offset] | code[offset + 1] << 8)
         self.native.budget_on = 0
         self.native.grow_at = 0
-        self.uc.ctl_remove_cache(start, start + size)
+        self.engine.drop_translations(start, start + size)
         try:
-            self.uc.emu_start(start, start + offset)
+            self.engine.run(start, start + offset)
         finally:
-            self.uc.ctl_remove_cache(start, start + size)
+            self.engine.drop_translations(start, start + size)
             self.native.grow_at = self._grow_at
-        self.pc = self.uc.reg_read(UC_RISCV_REG_PC)
+        self.pc = self.engine.read("pc")
 
     def _go_on(self) -> bool:
-        """The run stopped for the engine's sake: to let its TLB grow (sim/native/hooks.c), or
-        after a fence.i. Do what it stopped for, and say whether to go on."""
+        """The run stopped for the engine's sake: to let its TLB grow (sim/native/hooks.c),
+        or after a fence.i. Do what it stopped for, and say whether to go on."""
         grow, fenced = self.native.grow, self._fenced
         self.native.grow, self._fenced = 0, False
         if fenced:
@@ -250,110 +242,120 @@ class Core:
 
     def interrupt(self) -> None:
         """Stop the engine (from any thread; nothing once the engine is closed)."""
-        with self._engine:
+        with self._engine_lock:
             self._interrupted = True
-            if self.uc is not None:
-                self.uc.emu_stop()
+            if self.engine is not None:
+                self.engine.stop()
 
     def flush_tlb(self) -> None:
-        """Forget every translation, so that each page comes through the fill hook again."""
-        self.uc.ctl(ucc.UC_CTL_TLB_FLUSH, ucc.UC_CTL_IO_WRITE)
+        """Forget every page translation, so that each page comes through the fill hook
+        again (after an invalidate or a flush)."""
+        self.engine.flush_tlb()
 
     def drop_translations(self) -> None:
         """Forget the code the engine translated (and hooks.c's counts of its blocks), so
         that what runs next is what memory holds now: the core's fence.i."""
-        self.uc.ctl_flush_tb()
+        self.engine.drop_translations()
         hooks.forget_blocks(self.native)
 
     def close(self) -> None:
-        """Free the engine and its code cache now (not whenever the cyclic garbage
-        collector finds them: the hooks make a cycle), once it will not run again."""
-        with self._engine:
-            uc, self.uc = self.uc, None
-        if uc is None:
-            return
-        uc._callbacks.clear()  # the hooks' closures refer back to this core
-        finalize = getattr(uc, "_Uc__finalizer", None)
-        if finalize is not None:
-            finalize()  # uc_close, once
+        """Free the engine now (not whenever the cyclic garbage collector finds it: the
+        hooks make a cycle), once it will not run again."""
+        with self._engine_lock:
+            engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close()
+
+    # -- where the core is ---------------------------------------------------------------
+
+    def position(self) -> tuple[int, int]:
+        """(pc, frame pointer) of the core now: in a hook, the engine's; else where it
+        stopped."""
+        pc, fp = self.engine.read_many(["pc", "fp"])
+        return pc, fp
+
+    def call_pc(self) -> int:
+        """The pc of the ecall the core is in, or stopped after (a kmx call)."""
+        if self.engine is None:
+            return self.pc - ECALL_BYTES
+        return self.engine.read("pc") - REPORTED_PAST
+
+    def users_frame(self, pc: int | None = None):
+        """The frame of the user's code that led to PC (the core's own pc when None)."""
+        now, fp = self.position()
+        return self._explain.user_frame(self._explain.frames(now if pc is None else pc, fp))
 
     # -- what the trap layer uses ---------------------------------------------------------
 
     def call_arguments(self) -> tuple[int, int, int, int]:
         """The kmx call number (a7) and its arguments (a0, a1, a2)."""
-        return self.uc.reg_read_batch(
-            [UC_RISCV_REG_A7, UC_RISCV_REG_A0, UC_RISCV_REG_A1, UC_RISCV_REG_A2]
-        )
-
-    def current_pc(self) -> int:
-        return self.uc.reg_read(UC_RISCV_REG_PC)
+        return tuple(self.engine.read_many(["a7", "a0", "a1", "a2"]))
 
     def set_return(self, value: int) -> None:
-        self.uc.reg_write(UC_RISCV_REG_A0, value & 0xFFFF_FFFF_FFFF_FFFF)
+        self.engine.write("a0", value)
 
     def stop_here(self) -> None:
-        """End the current emu_start after the instruction that trapped."""
+        """End the current run after the instruction that trapped."""
         self._stopped_by_call = True
-        self.uc.emu_stop()
+        self.engine.stop()
 
-    # -- hooks ------------------------------------------------------------------------------
+    # -- the exception hook ----------------------------------------------------------------
 
-    def _exception(self, uc, number: int, _data) -> None:
+    def _exception(self, number: int) -> None:
         if number == ECALL:
-            self.cluster.traps.dispatch(self)
+            self.context.on_ecall(self)
             return
-        pc = self._trapping_pc(uc.reg_read(UC_RISCV_REG_PC))
+        pc = self.engine.read("pc") - REPORTED_PAST
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
-        if number == 2:
-            what = self._trapped(pc)
+        if number == ILLEGAL:
+            what = self._stand_in(pc)
             if what is not None:
-                self._run_trapped(what)
+                self._run_stand_in(what)
                 return
-            insn = self._instruction_at(pc)
-            if not self.cluster.in_code(pc):
-                cause = f"{cause} ({insn}) at {pc:#x}, {self.cluster.describe_address(pc, fetch=True)}"
-            elif insn in ("instruction 0x0000", "instruction 0xc0001073"):  # (c.)unimp
+            insn = self._explain.instruction_text(pc)
+            if not self._explain.in_code(pc):
+                cause = f"{cause} ({insn}) at {pc:#x}, {self._explain.describe_address(pc, fetch=True)}"
+            elif insn in TRAPS:
                 cause = f"a trap instruction ({insn}, unimp: what __builtin_trap() compiles to): the thread stopped itself on purpose"
             else:
                 cause = f"{cause} ({insn}). {ILLEGAL_HELP}"
-        elif number in (4, 6):
+        elif number in MISALIGNED:
             cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
 
-    def _trapped(self, pc: int) -> stand_in.Trapped | None:
-        """The instruction at PC, when it is one the simulator runs (sim.isa.stand_in): placed by
-        the loader, or a read of the time CSR (in code the thread wrote, say)."""
+    def _stand_in(self, pc: int) -> stand_in.Trapped | None:
+        """The instruction at PC, when it is one the simulator runs (sim.isa.stand_in):
+        placed by the loader, or a read of the time CSR (in code the thread wrote, say)."""
         try:
-            insn = self._instruction(pc)
-        except Exception:
+            insn = self._explain.instruction(pc)
+        except MemoryAccessError:
             return None
-        placed = self.cluster.image.traps.get(pc - self.cluster.image_base)
+        placed = self.context.image.traps.get(pc - self.context.image_base)
         if placed is not None and insn == placed.replacement:  # (unless the thread wrote there since)
             return placed
         what = stand_in.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
         return what if what is not None and what.counter == "time" else None
 
-    def _run_trapped(self, what: stand_in.Trapped) -> None:
+    def _run_stand_in(self, what: stand_in.Trapped) -> None:
         """Do what the X280 does for WHAT, and go on after it (the engine's pc is there)."""
-        if what.fence_i:  # drop the translations once the engine has stopped (sim.hart.core.run)
+        if what.fence_i:  # drop the translations once the engine has stopped (run)
             self._fenced = True
-            self.uc.emu_stop()
+            self.engine.stop()
         elif what.rd:
-            value = stand_in.counter_value(what.counter, self.native.cycles)
-            self.uc.reg_write(UC_RISCV_REG_X0 + what.rd, value & 0xFFFF_FFFF_FFFF_FFFF)
+            self.engine.write(f"x{what.rd}", stand_in.counter_value(what.counter, self.native.cycles))
 
     def _misaligned(self, pc: int, cause: str) -> str:
         """Plain loads and stores may be misaligned (the engine, like the X280, carries
         them out); an atomic may not."""
         try:
-            insn = self._instruction(pc)
-            address = decode.effective_address(insn, lambda n: self.uc.reg_read(UC_RISCV_REG_X0 + n))
-        except Exception:
+            insn = self._explain.instruction(pc)
+            address = decode.effective_address(insn, self.engine.x)
+        except MemoryAccessError:
             return cause
         if insn & 0x7F == 0x2F and address is not None:
             size = 8 if (insn >> 12) & 7 == 3 else 4
             return (
-                f"a misaligned atomic access to {address:#x}, {self.cluster.describe_address(address)}: "
+                f"a misaligned atomic access to {address:#x}, {self._explain.describe_address(address)}: "
                 f"RV64A atomics (amo*, lr, sc) need an address that is a multiple of their size, "
                 f"{size} bytes"
             )
@@ -361,52 +363,26 @@ class Core:
 
     # -- faults -----------------------------------------------------------------------------
 
-    @staticmethod
-    def _trapping_pc(pc: int) -> int:
-        """Unicorn 2.1 adds 4 to pc before it reports any RISC-V exception, whatever the
-        instruction's length (unicorn issue 1990; pull request 2384 would change it): the
-        instruction that trapped is 4 bytes back, for a compressed one too."""
-        return pc - 4
-
-    def _instruction(self, pc: int) -> int:
-        low = struct.unpack("<H", self._memory.peek(pc, 2))[0]
-        if decode.length(low) == 2:
-            return low
-        return struct.unpack("<I", self._memory.peek(pc, 4))[0]
-
-    def _instruction_at(self, pc: int) -> str:
-        """The instruction at PC, for a message: 0x0001 (compressed) or 0x0000000b."""
-        try:
-            insn = self._instruction(pc)
-        except Exception:
-            return "instruction not readable"
-        width = 4 if decode.length(insn & 0xFFFF) == 2 else 8
-        return f"instruction {insn:#0{width + 2}x}"
-
-    def _fault_from(self, error: UcError) -> CoreFault:
-        pc = self.uc.reg_read(UC_RISCV_REG_PC)
+    def _fault_from(self, error: EngineError) -> CoreFault:
+        pc = self.engine.read("pc")
         if self.native.bad_access:
             address, access = self.native.bad_address, self.native.bad_access
             try:  # the hook saw only the page; the instruction tells the byte
-                exact = decode.effective_address(
-                    self._instruction(pc), lambda n: self.uc.reg_read(UC_RISCV_REG_X0 + n)
-                )
+                exact = decode.effective_address(self._explain.instruction(pc), self.engine.x)
                 if exact is not None and exact & ~(PAGE - 1) == address:
                     address = exact
-            except Exception:
+            except MemoryAccessError:
                 pass
-            what = {UC_MEM_FETCH: "an instruction fetch from", UC_MEM_WRITE: "a store to"}.get(
-                access, "a load from"
-            )
-            fetch = access == UC_MEM_FETCH
+            what = {engines.FETCH: "an instruction fetch from", engines.WRITE: "a store to"}.get(access, "a load from")
+            fetch = access == engines.FETCH
             if fetch and pc & ~(PAGE - 1) == address:
                 address = pc  # the jump's target itself, not just its page
-            cause = f"{what} {address:#x}, {self.cluster.describe_address(address, fetch)}"
+            cause = f"{what} {address:#x}, {self._explain.describe_address(address, fetch)}"
             if fetch:  # the jump's own pc is lost; ra tells where a call came from
-                return self.fault(address, cause, came_from=self.uc.reg_read(UC_RISCV_REG_RA))
-        elif error.errno == ucc.UC_ERR_INSN_INVALID:
-            insn = self._instruction_at(pc)
-            if insn in ("instruction 0x00100073", "instruction 0x9002"):  # ebreak, c.ebreak
+                return self.fault(address, cause, came_from=self.engine.read("ra"))
+        elif error.invalid_instruction:
+            insn = self._explain.instruction_text(pc)
+            if insn in EBREAKS:
                 cause = f"an ebreak ({insn}): a breakpoint, and no debugger is attached"
             else:
                 cause = f"an instruction the engine cannot run ({insn}). {ILLEGAL_HELP}"
@@ -417,19 +393,5 @@ class Core:
     def fault(self, pc: int, cause: str, came_from: int | None = None) -> CoreFault:
         """A CoreFault at PC, with its source line and a backtrace through frame pointers
         (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
-        frames = self.cluster.frames(pc, self.uc.reg_read(UC_RISCV_REG_S0))
-        if came_from and self.cluster.source_line(came_from - 2) is not None:
-            frames.insert(1, Frame(came_from - 2, self.cluster.source_line(came_from - 2)))
-        named = self._user_frame(frames)
-        return CoreFault(self.cluster.number, self.number, pc, cause, named.source, frames, named.pc)
-
-    def user_frame(self, pc: int, fp: int) -> Frame:
-        """The frame of the user's code that led to PC (FP: the frame pointer, s0)."""
-        return self._user_frame(self.cluster.frames(pc, fp))
-
-    def _user_frame(self, frames: list[Frame]) -> Frame:
-        # The first frame outside the runtime (a kmx call's wrapper in kmx.h is a frame
-        # of its own), or PC's own when none is.
-        return next(
-            (f for f in frames if f.source and not self.cluster.in_runtime(f.source)), frames[0]
-        )
+        fp = self.engine.read("fp") if self.engine is not None else 0
+        return self._explain.fault(self.context.cluster, self.number, pc, fp, cause, came_from)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..hart.faults import CallError
 from ..layout import RESULT_WORDS, count_bytes
@@ -18,8 +18,30 @@ from ..memory.address_space import MemoryAccessError
 from .printf import FormatError, format_print
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    import numpy as np
+
+    from ..explain import Explainer
     from ..hart.core import Core
+    from ..memory.address_space import AddressSpace
+
+
+class Thread(Protocol):
+    """What the trap table answers calls about: a cluster's thread (sim.cluster.Cluster
+    is one). The calls that change the thread's state are its own."""
+
+    number: int
+    regions: Sequence  # of sim.cluster.Region, in ID order
+    memory: "AddressSpace"
+    explainer: "Explainer"
+    words: list[int]
+    result_words: "np.ndarray"
+
+    def core_exited(self, core: "Core", code: int) -> None: ...
+    def invalidate(self, region_id: int, core: "Core") -> None: ...
+    def flush(self, region_id: int, core: "Core") -> None: ...
+    def submit(self, core: "Core") -> None: ...
+    def print(self, core: "Core", text: str) -> None: ...
+    def barrier(self, core: "Core") -> None: ...
 
 MAX_PRINT_ARGUMENTS = 16
 
@@ -49,10 +71,10 @@ def _signed32(value: int) -> int:
 
 
 class TrapTable:
-    """The kmx calls of one cluster's thread."""
+    """The kmx calls of one cluster's THREAD."""
 
-    def __init__(self, cluster: "Cluster") -> None:
-        self.cluster = cluster
+    def __init__(self, thread: Thread) -> None:
+        self.thread = thread
         self._handlers: dict[int, Callable[..., int | None]] = {
             Call.EXIT: self.exit,
             Call.REGION: self.region,
@@ -73,48 +95,48 @@ class TrapTable:
         handler = self._handlers.get(number)
         if handler is None:
             raise core.fault(
-                core.current_pc() - 4,
+                core.call_pc(),
                 f"an ecall with {number} in a7, which is no kmx call (kmx.h numbers them 1 to {max(Call)})",
             )
         try:
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
-            detail = self.cluster.describe_address(error.address) if error.outside else error.why
+            detail = self.thread.explainer.describe_address(error.address) if error.outside else error.why
             raise core.fault(
-                core.current_pc() - 4,
+                core.call_pc(),
                 f"{Call(number).c_name}: a pointer to {count_bytes(error.size)} "
                 f"at {error.address:#x}, {detail}",
             ) from None
         except (CallError, FormatError) as error:
-            raise core.fault(core.current_pc() - 4, f"{Call(number).c_name}: {error}") from None
+            raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
         if value is not None:
             core.set_return(value)
 
     # -- the calls --------------------------------------------------------------------------
 
     def exit(self, core: "Core", code: int, _a1: int, _a2: int) -> None:
-        self.cluster.core_exited(core, _signed32(code))
+        self.thread.core_exited(core, _signed32(code))
 
     def _region_id(self, region_id: int) -> int:
-        count = len(self.cluster.regions)
+        count = len(self.thread.regions)
         if region_id >= count:
             have = f"IDs 0 to {count - 1}" if count else "no regions"
             raise CallError(f"region ID {region_id} does not exist; the thread has {have}")
         return region_id
 
     def region(self, core: "Core", region_id: int, bytes_pointer: int, _a2: int) -> int:
-        known = region_id < len(self.cluster.regions)
-        region = self.cluster.regions[region_id] if known else None
+        known = region_id < len(self.thread.regions)
+        region = self.thread.regions[region_id] if known else None
         if bytes_pointer:
             size = region.size if region else 0
-            self.cluster.memory.write(bytes_pointer, struct.pack("<Q", size), core)
+            self.thread.memory.write(bytes_pointer, struct.pack("<Q", size), core)
         return region.address if region else 0
 
     def invalidate(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:
-        self.cluster.invalidate(self._region_id(region_id), core)
+        self.thread.invalidate(self._region_id(region_id), core)
 
     def flush(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:
-        self.cluster.flush(self._region_id(region_id), core)
+        self.thread.flush(self._region_id(region_id), core)
 
     def result(self, core: "Core", index: int, words: int, count: int) -> None:
         if count == 0 and index > RESULT_WORDS:
@@ -127,35 +149,35 @@ class TrapTable:
                 f"result words, 0 to {RESULT_WORDS - 1}"
             )
         if count:
-            data = self.cluster.memory.read(words, 4 * count)
-            self.cluster.result_words[index : index + count] = struct.unpack(f"<{count}I", data)
+            data = self.thread.memory.read(words, 4 * count)
+            self.thread.result_words[index : index + count] = struct.unpack(f"<{count}I", data)
 
     def word(self, core: "Core", index: int, _a1: int, _a2: int) -> int:
-        words = self.cluster.words
+        words = self.thread.words
         if index >= len(words):
             have = f"words 0 to {len(words) - 1}" if words else "no argument words"
             raise CallError(f"argument word {index} does not exist; the thread has {have}")
         return words[index]
 
     def word_count(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
-        return len(self.cluster.words)
+        return len(self.thread.words)
 
     def submit(self, core: "Core", _a0: int, _a1: int, _a2: int) -> None:
-        self.cluster.submit(core)
+        self.thread.submit(core)
 
     def print(self, core: "Core", fmt: int, slots: int, count: int) -> None:
         if count > MAX_PRINT_ARGUMENTS:
             raise CallError(f"{count} arguments; kmx_print takes at most {MAX_PRINT_ARGUMENTS}")
-        memory = self.cluster.memory
+        memory = self.thread.memory
         values = struct.unpack(f"<{count}Q", memory.read(slots, 8 * count)) if count else ()
         text = format_print(memory.read_string(fmt), values, memory.read_string)
-        self.cluster.print(core, text)
+        self.thread.print(core, text)
 
     def cycles(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
         return core.cycles  # the cycle model: one an instruction (sim.hart.core, docs/simulator.md)
 
     def cluster_number(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
-        return self.cluster.number
+        return self.thread.number
 
     def barrier(self, core: "Core", _a0: int, _a1: int, _a2: int) -> None:
-        self.cluster.barrier(core)
+        self.thread.barrier(core)

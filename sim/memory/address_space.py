@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache.model import CachedRegion
+from ..cache.model import CachedRegion, Holding
 from .dram import Storage, View
 from ..layout import PAGE, count_bytes
 
@@ -76,17 +76,17 @@ class Span:
             self.buffer.madvise(mmap.MADV_DONTNEED)
 
     @classmethod
-    def over(cls, storage: Storage, name: str, base: int, direct: bool = False) -> "Span":
-        """A region's span, with the cache model's lines over it: the engines map the
-        cache's view of STORAGE (sim.memory.dram.View), or (DIRECT) its DRAM itself
-        (sim.cache.model: the card-mode fast way)."""
-        if direct:
+    def over(cls, storage: Storage, name: str, base: int, holding: Holding) -> "Span":
+        """A region's span, with the cache model's lines over it, held as HOLDING says
+        (sim.cache.model): the engines map STORAGE's DRAM itself (direct), or a view of
+        it (sim.memory.dram.View) of the cache's own."""
+        if holding is Holding.DIRECT:
             span = cls(name, "region", base, storage.size, storage.dram, storage.mapping.address)
-            span.region = CachedRegion(storage.dram, storage.dram, direct=storage)
+            span.region = CachedRegion(storage.dram, storage.dram, holding, storage=storage)
             return span
         view = View(storage)
         span = cls(name, "region", base, storage.size, view.array, view.address, view=view)
-        span.region = CachedRegion(view.array, storage.dram, view)
+        span.region = CachedRegion(view.array, storage.dram, holding, memory=view)
         return span
 
     @classmethod
