@@ -54,7 +54,7 @@ from unicorn.riscv_const import (
 from komorebi.sim.card import Card
 from komorebi.sim.cluster import Cluster
 from komorebi.sim.image.elf import ThreadImage
-from komorebi.sim.memory.address_space import host_buffer
+from komorebi.sim.memory import host
 from komorebi.sim.kmx.traps import Call
 
 MSTATUS_FS = 0x6000  # floating point on: it starts off
@@ -143,9 +143,9 @@ class BareRun:
 
     def _map(self, uc: Uc, memory: str, address: int, size: int, perms: int) -> None:
         if memory == "ptr":  # memory the host maps, as the simulator's spans are
-            buffer, _, pointer = host_buffer(size)
-            self._buffers.append(buffer)
-            uc.mem_map_ptr(address, size, perms, pointer)
+            block = host.anonymous(size)
+            self._buffers.append(block)
+            uc.mem_map_ptr(address, size, perms, block.address)
         else:  # memory Unicorn allocates itself
             uc.mem_map(address, size, perms)
 

@@ -325,6 +325,18 @@ def _output_warning(tmp_path, monkeypatch):
     return warned(run, km.OutputWarning)
 
 
+def _no_such_host_memory(tmp_path, monkeypatch):
+    from komorebi.sim.memory import host
+
+    monkeypatch.setenv("KMX_HOST_MEMORY", "fast")
+    host.way.cache_clear()
+    try:
+        return raised(lambda: bad_thread(tmp_path, regions={"a": np.zeros(4, np.uint8)})())
+    finally:
+        monkeypatch.undo()
+        host.way.cache_clear()
+
+
 def _thread_file(tmp_path: Path) -> str:
     return str((tmp_path / "thread.c").resolve())
 
@@ -403,6 +415,7 @@ CASES = [
          lambda t, m: raised(bad_thread(t, words=[-1])), {"index": "0", "word": "-1"}),
     Case("thread-words-too-big", "must be 0 <= w < 2**32",
          lambda t, m: raised(bad_thread(t, words=[1, 2**32])), {"index": "1", "word": str(2**32)}),
+    Case("host-memory", "the ways are 'linux' and 'portable'", _no_such_host_memory, {"value": "'fast'"}),
     # km.Session
     Case("session-coherence-type", "coherence must be a str",
          lambda t, m: raised(lambda: km.Session(coherence=1)), {"type": "int"}),

@@ -11,13 +11,12 @@ for regions, exactly as the core's own loads and stores do.
 from __future__ import annotations
 
 import bisect
-import ctypes
-import mmap
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..cache.model import CachedRegion, Holding
+from . import host
 from .dram import Storage, View
 from ..layout import PAGE, count_bytes
 
@@ -33,15 +32,6 @@ class MemoryAccessError(Exception):
         self.outside = outside  # ADDRESS is in no span: describe it by where it is
 
 
-def host_buffer(size: int) -> tuple[mmap.mmap, np.ndarray, int]:
-    """Zeroed, page-aligned host memory: the mmap, a uint8 view of it, its address."""
-    # Private: MADV_DONTNEED gives the pages back (shared anonymous memory would keep them).
-    buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    array = np.frombuffer(buffer, dtype=np.uint8)
-    address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
-    return buffer, array, address
-
-
 @dataclass(eq=False)
 class Span:
     """One mapped piece of the address space."""
@@ -53,7 +43,7 @@ class Span:
     array: np.ndarray = field(repr=False)
     host_address: int = field(repr=False)
     region: CachedRegion | None = field(default=None, repr=False)
-    buffer: mmap.mmap | None = field(default=None, repr=False)
+    block: host.Block | None = field(default=None, repr=False)  # an image's or a stack's memory
     view: View | None = field(default=None, repr=False)  # a region's: the cache's view
     owner: int | None = None  # another cluster's number, for its region in bank D7
 
@@ -72,8 +62,8 @@ class Span:
         """Give the host memory back; the mapping stays, reading zeros."""
         if self.view is not None:
             self.view.release()
-        elif self.buffer is not None and hasattr(mmap, "MADV_DONTNEED"):
-            self.buffer.madvise(mmap.MADV_DONTNEED)
+        elif self.block is not None:
+            self.block.discard()
 
     @classmethod
     def over(cls, storage: Storage, name: str, base: int, holding: Holding) -> "Span":
@@ -93,8 +83,8 @@ class Span:
     def allocate(cls, name: str, kind: str, base: int, size: int) -> "Span":
         if base % PAGE or size % PAGE or size <= 0:
             raise ValueError(f"span {name}: {base:#x}+{size:#x} is not whole pages")
-        buffer, array, address = host_buffer(size)
-        return cls(name, kind, base, size, array, address, buffer=buffer)
+        block = host.anonymous(size)
+        return cls(name, kind, base, size, block.array, block.address, block=block)
 
 
 class AddressSpace:

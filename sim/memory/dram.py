@@ -6,9 +6,12 @@ host memory, so a 4 GiB bank costs what its regions cost.
 How a span's DRAM is held, so that a big region costs its size once, not three or four
 times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
 
-- A span's DRAM is a memfd (an anonymous file in memory) and its mapping, `dram`.
-- A region made from a numpy array starts from a `Snapshot`: a memfd that Program.thread
-  wrote once and nobody writes again. A load maps it copy-on-write as the region's DRAM,
+Host memory comes from sim.memory.host, whose linux way is what this says (its portable
+way behaves the same with copies where this shares):
+
+- A span's DRAM is a memory file (a memfd) and its mapping, `dram`.
+- A region made from a numpy array starts from a `Snapshot`: a memory file that
+  Program.thread wrote once and nobody writes again. A load maps it copy-on-write as the region's DRAM,
   so loading costs no copy, and loading the same program again starts from the same
   bytes. Pages the thread flushes over become DRAM's own (`own_pages`).
 - In card mode the engines map DRAM itself (sim.cache.model, "direct"). DRAM that starts as
@@ -24,90 +27,13 @@ times (issue "Speed": 1 GiB in, tripled into 1 GiB, read back, within 2.5 GiB):
 
 from __future__ import annotations
 
-import ctypes
-import mmap
-import os
-
 import numpy as np
 
 from ..layout import BANK_BYTES, PAGE, align_up, runs
+from . import host
 
 _CHUNK = 64 << 20  # bytes written to a snapshot at a time (no temporary of the whole array)
 SHARED_READS_FROM = 1 << 20  # spans this big keep their file, so that a read shares it
-
-
-def _memfd(name: str, size: int) -> int:
-    fd = os.memfd_create(f"komorebi-{name}", os.MFD_CLOEXEC)
-    try:
-        os.ftruncate(fd, size)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-_MAP_FAILED = ctypes.c_void_p(-1).value
-_READ_WRITE = mmap.PROT_READ | mmap.PROT_WRITE
-
-
-class Mapping:
-    """Memory mapped with libc's mmap, unmapped when the last array over it goes.
-    (Python's mmap module keeps a duplicate file descriptor for each mapping, and a
-    process has only so many: a thousand arrays from run.thread.read would run out.)"""
-
-    def __init__(self, size: int, flags: int, fd: int = -1, prot: int = _READ_WRITE) -> None:
-        address = _libc.mmap(None, size, prot, flags, fd, 0)
-        if address in (None, _MAP_FAILED):
-            error = ctypes.get_errno()
-            raise OSError(error, f"mapping {size} bytes: {os.strerror(error)}")
-        self.address, self.size, self._writable = address, size, bool(prot & mmap.PROT_WRITE)
-
-    def __del__(self) -> None:
-        address, self.address = getattr(self, "address", None), None
-        if address:
-            _libc.munmap(address, self.size)
-
-    def array(self) -> np.ndarray:
-        """The memory as a uint8 array, which keeps the mapping alive."""
-        raw = (ctypes.c_uint8 * self.size).from_address(self.address)
-        raw.mapping = self
-        out = np.frombuffer(raw, dtype=np.uint8)
-        if not self._writable:
-            out.flags.writeable = False
-        return out
-
-    def advise(self, advice: int, start: int = 0, size: int | None = None) -> None:
-        _libc.madvise(self.address + start, self.size - start if size is None else size, advice)
-
-
-def _map(fd: int, size: int, shared: bool) -> tuple[Mapping, np.ndarray]:
-    mapping = Mapping(size, mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE, fd)
-    return mapping, mapping.array()
-
-
-def anonymous_memory(size: int) -> tuple[Mapping, np.ndarray]:
-    """SIZE bytes of private anonymous memory, zeros: MADV_DONTNEED gives pages back and
-    makes them zeros again (shared anonymous memory would keep them)."""
-    mapping = Mapping(size, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    return mapping, mapping.array()
-
-
-class _File:
-    """A memfd, closed when the last object that needs it goes."""
-
-    def __init__(self, name: str, size: int) -> None:
-        self.fd = _memfd(name, size)
-        self.size = size
-
-    def __del__(self) -> None:
-        fd, self.fd = getattr(self, "fd", -1), -1
-        if fd >= 0:
-            os.close(fd)
 
 
 class Snapshot:
@@ -119,13 +45,10 @@ class Snapshot:
         flat = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         self.size = int(flat.size)
         self.span_size = align_up(self.size, PAGE)
-        self.file = _File("snapshot", self.span_size)
+        self.file = host.new_file("snapshot", self.span_size)
         offset = self.span_size - self.size
         for start in range(0, self.size, _CHUNK):
-            piece = flat[start : start + _CHUNK]
-            written = 0
-            while written < piece.size:
-                written += os.pwrite(self.file.fd, piece[written:], offset + start + written)
+            self.file.write(offset + start, flat[start : start + _CHUNK])
 
 
 class Storage:
@@ -140,18 +63,17 @@ class Storage:
         # now. Otherwise DRAM is a private mapping of the snapshot: pages the thread
         # flushed over are DRAM's own, and a mapping of the file does not show them.
         self.shared = start is None
-        self.file = _File("dram", size) if start is None else start.file
+        self.file = host.new_file("dram", size) if start is None else start.file
         # anonymous: while the thread runs, DRAM that starts as zeros is private
         # anonymous memory, in huge pages where the kernel allows: a core's first store
         # to a page costs less there than in a memfd (measured: 64 MiB of stores, 160 ms
         # against 200). `settle` moves it into the file when the run is over.
         self.anonymous = anonymous and start is None
         if self.anonymous:
-            self.mapping, self.dram = anonymous_memory(size)
-            if hasattr(mmap, "MADV_HUGEPAGE"):
-                self.mapping.advise(mmap.MADV_HUGEPAGE)
+            self.mapping = host.anonymous(size, huge=True)
         else:
-            self.mapping, self.dram = _map(self.file.fd, size, shared=self.shared)
+            self.mapping = self.file.shared() if self.shared else self.file.private()
+        self.dram = self.mapping.array
         # Per page: DRAM's own page, written over the snapshot (the cache models set it).
         self.own_pages = None if self.shared else np.zeros(size // PAGE, np.uint8)
 
@@ -163,18 +85,17 @@ class Storage:
         for start in range(0, self.size, _CHUNK):
             piece = self.dram[start : start + _CHUNK]
             if piece.any():  # (a hole reads as zeros)
-                written = 0
-                while written < piece.size:
-                    written += os.pwrite(self.file.fd, piece[written:], start + written)
-            self.mapping.advise(mmap.MADV_DONTNEED, start, piece.size)
+                self.file.write(start, piece)
+            self.mapping.discard(start, piece.size)
         self.anonymous = False
-        self.mapping, self.dram = _map(self.file.fd, self.size, shared=True)
+        self.mapping = self.file.shared()
+        self.dram = self.mapping.array
 
     def loaded_bytes(self) -> np.ndarray | None:
         """The span's bytes as they were loaded, read-only (None: zeros)."""
         if self.shared:
             return None
-        return Mapping(self.size, mmap.MAP_PRIVATE, self.file.fd, mmap.PROT_READ).array()
+        return self.file.read_only()
 
     def copy(self, start: int, size: int) -> np.ndarray:
         """DRAM bytes [START, START + SIZE) as a new, writable array that shares memory
@@ -183,7 +104,7 @@ class Storage:
         self.settle()
         if self.file is None:
             return np.array(self.dram[start : start + size])
-        _, array = _map(self.file.fd, self.size, shared=False)
+        array = self.file.private().array
         if self.own_pages is not None:  # a mapping of the snapshot lacks DRAM's own pages
             for first, end in runs(np.flatnonzero(self.own_pages)):
                 array[first * PAGE : end * PAGE] = self.dram[first * PAGE : end * PAGE]
@@ -197,7 +118,7 @@ class Storage:
         costs a copy of its size."""
         self.settle()
         if self.shared:
-            self.mapping.advise(mmap.MADV_DONTNEED)
+            self.mapping.evict()
         if self.size < SHARED_READS_FROM:
             self.file = None
 
@@ -210,21 +131,19 @@ class View:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        if storage.shared:
-            self._mapping, self.array = anonymous_memory(storage.size)
-        else:
-            self._mapping, self.array = _map(storage.file.fd, storage.size, shared=False)
+        self._mapping = host.anonymous(storage.size) if storage.shared else storage.file.private()
+        self.array = self._mapping.array
         self.address = self._mapping.address
         self.own_pages = storage.own_pages
 
     def forget(self, start: int, size: int) -> None:
         """Drop the view's copies of bytes [START, START + SIZE): they show what is under
         them again, zeros or the snapshot's pages."""
-        self._mapping.advise(mmap.MADV_DONTNEED, start, size)
+        self._mapping.forget(start, size)
 
     def release(self) -> None:
         """Nothing will run again: give every page of the view back."""
-        self.forget(0, self.storage.size)
+        self._mapping.discard()
 
 
 class Bank:

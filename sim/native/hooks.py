@@ -30,6 +30,8 @@ from ..build import toolchain
 from ..build.cache import BuildError
 
 SOURCE = Path(__file__).with_name("hooks.c")
+# What a shared library is called on the host (the build and the loader need the name).
+LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
@@ -130,7 +132,7 @@ def _build() -> Path:
     if found is not None:
         return found[0]["hooks"]
     with build_cache.scratch("host") as folder:
-        output = folder / "hooks.so"
+        output = folder / f"hooks{LIBRARY_SUFFIX}"
         done = toolchain.run([*command, str(SOURCE), "-o", str(output)], what="the simulator's hooks")
         if done.returncode != 0 or not output.exists():
             problem = toolchain.zig_cache_problem(done.output)

@@ -1,0 +1,56 @@
+"""Host memory (sim.memory.host): the linux way and the portable way keep the same
+promises, each tested here whatever KMX_HOST_MEMORY chose for the rest of the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from komorebi.sim.memory import host
+
+WAYS = ["portable"] + (["linux"] if sys.platform.startswith("linux") else [])
+SIZE = 3 * 4096
+
+
+@pytest.fixture(params=WAYS)
+def way(request):
+    return host.WAY[request.param]
+
+
+def test_anonymous_memory_is_zeros_page_aligned_and_forgets_to_zeros(way):
+    block = way.anonymous(SIZE)
+    assert block.size == SIZE and block.address % 4096 == 0 and not block.array.any()
+    block.array[:] = 7
+    block.forget(4096, 4096)
+    assert not block.array[4096:8192].any() and (block.array[:4096] == 7).all() and (block.array[8192:] == 7).all()
+
+
+def test_a_file_shared_and_private(way):
+    file = way.new_file("test", SIZE)
+    file.write(100, np.arange(10, dtype=np.uint8))
+    shared, private = file.shared(), file.private()
+    assert shared.array[100:110].tolist() == list(range(10)) == private.array[100:110].tolist()
+    private.array[100] = 99  # copy-on-write: the file keeps its byte
+    assert shared.array[100] == 0 and file.read_only()[100] == 0
+    shared.array[200] = 5  # shared: the file takes it
+    assert file.read_only()[200] == 5 and file.private().array[200] == 5
+    private.forget(0, 4096)  # the private block shows the file again
+    assert private.array[100] == 0 and private.array[200] == 5
+    shared.evict()  # a shared block keeps what it holds
+    assert shared.array[200] == 5 and shared.array[100:110].tolist() == [0] + list(range(1, 10))
+
+
+def test_read_only_is_read_only(way):
+    file = way.new_file("test", SIZE)
+    with pytest.raises(ValueError):
+        file.read_only()[0] = 1
+
+
+def test_a_way_that_is_not_there_is_named():
+    script = "from komorebi.sim.memory import host\ntry:\n    host.way()\nexcept host.HostMemoryError as e:\n    print(e)\n"
+    done = subprocess.run([sys.executable, "-c", script], env={"KMX_HOST_MEMORY": "fast", "PATH": ""},
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "KMX_HOST_MEMORY='fast': the ways are 'linux' and 'portable'"
