@@ -8,7 +8,7 @@ under 0.5 s.
 
 The breakdown runs the same steps as program.py in a fresh interpreter (this script with
 --child), timing each: import numpy, import komorebi, the program (km.Program and
-program.thread), session.load split into the build (komorebi._build.build_thread: a cache
+program.thread), session.load split into the build (komorebi.sim.build.thread.build_thread: a cache
 hit), reading the ELF (sim.image.elf.load_image) and the rest of it (placing the regions,
 the engines, starting the thread), run (until the final result), run.stop() and read.
 Around them: the interpreter's start (from the parent's spawn to the child's first line)
@@ -67,7 +67,7 @@ def child() -> None:
     import komorebi as km
 
     times["import komorebi"] = clock() - start
-    from komorebi import _session
+    from komorebi import _simulator
 
     def timed(name, function):
         def wrapper(*args, **kwargs):
@@ -78,8 +78,8 @@ def child() -> None:
                 times[name] = times.get(name, 0.0) + clock() - begun
         return wrapper
 
-    _session.build_thread = timed("build (cache hit)", _session.build_thread)
-    _session.load_image = timed("read ELF", _session.load_image)
+    _simulator.build_thread = timed("build (cache hit)", _simulator.build_thread)
+    _simulator.load_image = timed("read ELF", _simulator.load_image)
 
     start = clock()
     numbers = np.arange(1024, dtype=np.uint32)

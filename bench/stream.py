@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._bare import BareRun, Layout, layout_of  # noqa: E402
-from komorebi._build import build_thread  # noqa: E402
+from komorebi.sim.build.thread import build_thread  # noqa: E402
 from komorebi.sim.card import Card  # noqa: E402
 from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each, best taken (default 5)")
     args = parser.parse_args()
     numbers = np.arange(args.mib * 2**20 // 4, dtype=np.uint32)
-    image = load_image(build_thread([TRIPLE]))
+    image = load_image(build_thread([TRIPLE]).elf)
     _, layout = simulator_run(image, numbers)  # warm-up, and the addresses to reuse
     instructions = count_instructions(image, numbers, layout)
     setups = {  # name: the variant (bench/_bare.py)

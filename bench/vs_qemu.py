@@ -29,7 +29,7 @@ Setups:
   files) under qemu-riscv64, data in malloc'd memory, timed by clock_gettime around the
   kernel. When qemu-riscv64 is absent the column is skipped (apt-get install qemu-user).
 
-Both builds compile the kernel files with komorebi/_build.py's compiler (ziglang's clang)
+Both builds compile the kernel files with sim/build/thread.py's compiler (ziglang's clang)
 and code-generation flags (-O2, -mcpu=baseline_rv64, ...), so each kernel function is the
 same machine code in both; the script checks this, byte for byte. Instructions are counted
 once per kernel, in the simulator, by a build that calls kmx_cycles (exact: one cycle an
@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
 from bench._bare import BareRun, Layout, place  # noqa: E402
-from komorebi._build import COMPILE_FLAGS, ZIG_TARGET, build_thread, toolchain_in_use  # noqa: E402
+from komorebi.sim.build.thread import COMPILE_FLAGS, ZIG_TARGET, build_thread, toolchain_in_use  # noqa: E402
 from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -272,7 +272,7 @@ def main() -> None:
               "user-mode emulators: `apt-get install qemu-user` (Debian, Ubuntu).")
     scratch = tempfile.TemporaryDirectory(prefix="vs_qemu-")
     linux_elf = build_linux(Path(scratch.name))
-    sim_elf = build_thread(SIM_TIMED)
+    sim_elf = build_thread(SIM_TIMED).elf
     image = load_image(sim_elf)
     differ = [k.name for k in todo if function_code(sim_elf, k.name) != function_code(linux_elf, k.name)]
     print("the kernels' machine code is the same in both builds" if not differ else

@@ -21,9 +21,8 @@ from komorebi._errors import (
     ThreadFault,
 )
 from komorebi._program import Program
-from komorebi._results import ThreadResult
+from komorebi._results import Finding, ThreadResult
 from komorebi._session import Run, Session, Thread
-from komorebi.sim.cache.checker import Finding
 
 __all__ = [
     "CoherenceWarning",

@@ -2,9 +2,10 @@
 
 `run.cache_report()` is the text form, for a terminal; `run.cache_map(path)` draws the same
 as an SVG image with a legend and the run's findings. A line shows the most important thing
-that happened to it (sim.cache.model: UNTOUCHED < FRESH < FLUSHED < READ_STALE < FLUSHED_STALE <
-DROPPED < UNFLUSHED), so a mistake is never hidden by what came after. Reads are seen a page (64
-lines) at a time.
+that happened to it (komorebi._backend.LineState: UNTOUCHED < FRESH < FLUSHED < READ_STALE <
+FLUSHED_STALE < DROPPED < UNFLUSHED), so a mistake is never hidden by what came after. Reads
+are seen a page (64 lines) at a time. What is drawn comes through the backend seam: a
+RegionPicture a region, and the findings.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Iterable
 
 import numpy as np
 
-from komorebi.sim.cache.model import DROPPED, FLUSHED, FLUSHED_STALE, FRESH, READ_STALE, UNFLUSHED, UNTOUCHED
-from komorebi.sim.cluster import Cluster, Region
-from komorebi.sim.layout import LINE
+from komorebi._backend import LineState, RegionPicture
+
+UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = LineState
 
 # state: (mark in the text form, colour in the image, words)
 # The colours are Okabe and Ito's, told apart with most colour blindness; the three
@@ -40,13 +41,6 @@ COLUMNS = 64
 IMAGE_ROWS = 32  # at most
 
 
-def region_lines(region: Region) -> np.ndarray:
-    """The state of each line that holds bytes of REGION."""
-    first = region.offset // LINE
-    last = -(-(region.offset + region.size) // LINE)
-    return region.cache.line_states()[first:last]
-
-
 def _cells(states: np.ndarray, most: int) -> tuple[np.ndarray, int]:
     """STATES in at most MOST cells, each the highest of the lines it stands for; and how
     many lines a cell stands for."""
@@ -62,11 +56,19 @@ def _counts(states: np.ndarray) -> str:
     return "; ".join(parts)
 
 
-def _title(cluster: Cluster, region: Region, lines: int) -> str:
+def _title(picture: RegionPicture) -> str:
+    lines = picture.states.size
     return (
-        f"cluster {cluster.number}, region {region.name!r} (ID {region.id}, {region.size} bytes, "
-        f"{lines} line{'s' if lines != 1 else ''}, {cluster.coherence} mode)"
+        f"cluster {picture.cluster}, region {picture.name!r} (ID {picture.id}, {picture.size} bytes, "
+        f"{lines} line{'s' if lines != 1 else ''}, {picture.coherence} mode)"
     )
+
+
+def _by_cluster(pictures: Iterable[RegionPicture], findings: Iterable) -> list[tuple[list, list]]:
+    """The pictures and the findings of each cluster, cluster by cluster."""
+    pictures, findings = list(pictures), list(findings)
+    clusters = sorted({p.cluster for p in pictures} | {f.cluster for f in findings})
+    return [([p for p in pictures if p.cluster == c], [f for f in findings if f.cluster == c]) for c in clusters]
 
 
 def _finding(finding) -> str:
@@ -78,19 +80,19 @@ def _finding(finding) -> str:
     )
 
 
-def cache_report(clusters: Iterable[Cluster]) -> str:
+def cache_report(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
     out = []
-    for cluster in sorted(clusters, key=lambda c: c.number):
-        for region in cluster.regions:
-            states = region_lines(region)
+    for regions, found in _by_cluster(pictures, findings):
+        for picture in regions:
+            states = picture.states
             cells, per = _cells(states, TEXT_WIDTH * TEXT_ROWS)
             marks = "".join(STATES[int(s)][0] for s in cells)
-            out.append(_title(cluster, region, states.size))
+            out.append(_title(picture))
             if per > 1:
                 out.append(f"  one mark for every {per} lines, the most important of them")
             out.extend("  " + marks[i : i + TEXT_WIDTH] for i in range(0, len(marks), TEXT_WIDTH))
             out.append("  " + _counts(states))
-        for finding in cluster.checker.findings:
+        for finding in found:
             out.append(f"finding: {_finding(finding)}")
     if not out:
         return "no regions"
@@ -125,26 +127,26 @@ def _defs() -> str:
     return "".join(out)
 
 
-def cache_map_svg(clusters: Iterable[Cluster]) -> str:
+def cache_map_svg(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
     """An SVG image of every region's lines, a legend, and the findings."""
-    clusters = sorted(clusters, key=lambda c: c.number)
+    clusters = _by_cluster(pictures, findings)
     width = LEFT + COLUMNS * CELL + 16
-    for cluster in clusters:  # wide enough for the longest title or finding line
-        for region in cluster.regions:
-            width = max(width, 32 + int(7.2 * len(_title(cluster, region, 0))))
-        for finding in cluster.checker.findings:
+    for regions, found in clusters:  # wide enough for the longest title or finding line
+        for picture in regions:
+            width = max(width, 32 + int(7.2 * len(_title(picture))))
+        for finding in found:
             width = max(width, 32 + int(6.6 * len("finding: " + _finding(finding))))
     y = 34
     body = [
         f'<text x="16" y="22" font-size="15" font-weight="bold">What happened to each '
         "64-byte line of each region</text>"
     ]
-    for cluster in clusters:
-        for region in cluster.regions:
-            states = region_lines(region)
+    for regions, found in clusters:
+        for picture in regions:
+            states = picture.states
             cells, per = _cells(states, COLUMNS * IMAGE_ROWS)
             y += 16
-            body.append(f'<text x="16" y="{y}" font-size="12" font-weight="bold">{escape(_title(cluster, region, states.size))}</text>')
+            body.append(f'<text x="16" y="{y}" font-size="12" font-weight="bold">{escape(_title(picture))}</text>')
             if per > 1:
                 y += 13
                 body.append(
@@ -157,7 +159,7 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
                 if column == 0:
                     body.append(
                         f'<text x="{LEFT - 6}" y="{y + row * CELL + CELL - 2}" font-size="8" '
-                        f'fill="#555" text-anchor="end">{max(0, row * COLUMNS * per * LINE - region.offset % LINE)}</text>'
+                        f'fill="#555" text-anchor="end">{max(0, row * COLUMNS * per * picture.line_bytes - picture.first_offset)}</text>'
                     )
                 last = min((i + 1) * per, states.size) - 1
                 body.append(
@@ -171,7 +173,7 @@ def cache_map_svg(clusters: Iterable[Cluster]) -> str:
                 y += 12
                 body.append(f'<text x="{LEFT}" y="{y}" font-size="10" fill="#333">{escape(text)}</text>')
             y += 8
-        for finding in cluster.checker.findings:
+        for finding in found:
             y += 15
             body.append(f'<text x="16" y="{y}" font-size="11" fill="#a33c00">finding: {escape(_finding(finding))}</text>')
     y += 26

@@ -12,8 +12,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
-from komorebi.sim.memory.dram import Snapshot
-from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
+from komorebi._simulator import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
+from komorebi._simulator import snapshot
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -26,7 +26,7 @@ class ThreadSpec:
 
     cluster: int
     sources: tuple[Path, ...]
-    regions: tuple[tuple[str, Snapshot | int], ...]  # an array's bytes, copied at thread()
+    regions: tuple[tuple[str, Any], ...]  # a byte count, or an array's bytes copied at thread()
     words: tuple[int, ...]
     cores: int
 
@@ -144,7 +144,7 @@ class Program:
         )
 
 
-def _region_content(name: str, content: Any) -> Snapshot | int:
+def _region_content(name: str, content: Any) -> Any:
     if isinstance(content, np.ndarray):
         if content.size == 0 or content.nbytes == 0:
             raise ValueError(f"regions[{name!r}]: the array is empty; a region has at least 1 byte")
@@ -152,7 +152,7 @@ def _region_content(name: str, content: Any) -> Snapshot | int:
             raise TypeError(f"regions[{name!r}]: an array of Python objects has no bytes to share")
         # A private copy of the bytes, in C order, taken now: the caller's array is never
         # touched, and what the caller does to it later does not reach the region.
-        return Snapshot(content)
+        return snapshot(content)
     if isinstance(content, (int, np.integer)) and not isinstance(content, bool):
         if content <= 0:
             raise ValueError(f"regions[{name!r}] must be a byte count > 0, not {content}")

@@ -24,3 +24,37 @@ class ThreadResult:
     final: bool
     code: int | None = None
     codes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One coherence mistake of a thread: what, where in the region, where in the source.
+
+    `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes" or
+    "flush-wrote-stale-bytes"; `start` and `end` are byte offsets in the region (end
+    exclusive), the span of every byte the mistake touched; `file` and `line` are the
+    source line of its first occurrence; `message` says what went wrong and what the fix
+    is.
+
+    >>> run.stop()
+    >>> for finding in run.findings:
+    ...     print(finding.where, finding.kind)
+    """
+
+    kind: str
+    cluster: int
+    core: int
+    region: str
+    region_id: int
+    start: int
+    end: int
+    file: str | None
+    line: int | None
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no source line)"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"

@@ -1,4 +1,6 @@
-"""Sessions and runs: loading a program onto the (simulated) card and talking to it."""
+"""Sessions and runs: loading a program onto a card (here, by default, the simulated one)
+and talking to it. Everything of the machine comes through the backend seam
+(komorebi._backend)."""
 
 from __future__ import annotations
 
@@ -13,34 +15,34 @@ from typing import Any
 
 import numpy as np
 
-from komorebi._build import build_thread
+from komorebi._backend import Backend, CorePlace, FaultReport, Handed, Machine, Options
 from komorebi._cache_map import cache_map_svg, cache_report
-from komorebi._errors import CoherenceWarning, CompileError, OutputWarning, ThreadFault, warn_at_caller
+from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._program import Program
-from komorebi._results import ThreadResult
-from komorebi.sim.build.cache import BuildError
-from komorebi.sim.card import Card
-from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
-from komorebi.sim.cache.checker import Finding
-from komorebi.sim.cluster import Cluster
-from komorebi.sim.hart.faults import CoreFault
-from komorebi.sim.image.elf import ImageError, load_image
-from komorebi.sim.schedule import DEFAULT_QUANTUM
+from komorebi._results import Finding, ThreadResult
+from komorebi._simulator import DEFAULT_QUANTUM, OUTPUT_KEPT, Simulator
 
 COHERENCE_MODES = ("card", "strict")
 
 
-def _thread_fault(fault: CoreFault) -> ThreadFault:
+def _thread_fault(fault: FaultReport) -> ThreadFault:
     return ThreadFault(
-        cluster=fault.cluster,
-        core=fault.core,
-        pc=fault.pc,
-        cause=fault.cause,
-        file=fault.source.file if fault.source else None,
-        line=fault.source.line if fault.source else None,
-        backtrace=[str(frame) for frame in fault.backtrace],
-        line_pc=fault.source_pc,
+        cluster=fault.cluster, core=fault.core, pc=fault.pc, cause=fault.cause, file=fault.file,
+        line=fault.line, backtrace=list(fault.backtrace), line_pc=fault.line_pc,
     )
+
+
+def _where(place: CorePlace) -> str:
+    """A core's place, in a line of a TimeoutError."""
+    at = f", at {place.file}:{place.line}" if place.file else ""
+    pc = f" (pc {place.pc:#x})" if place.pc is not None else ""
+    doing = {
+        "running": "running",
+        "ready": "ready, waiting for its turn",
+        "waiting": f"waiting in {place.waiting_in}",
+        "returned": "returned from kmx_main",
+    }.get(place.state, place.state)
+    return f"core {place.core}: {doing}{at}{pc if place.state != 'returned' else ''}"
 
 
 def _seconds(timeout: Any) -> float | None:
@@ -68,41 +70,41 @@ class Threads(dict):
 
 
 class _Loaded:
-    """What a load made, shared by its Run and its Threads: the card, and whether the run
-    is stopped. When neither the Run nor any of its Threads can be reached, the card is
-    abandoned (sim.card): its cores stop and all it holds is freed."""
+    """What a load made, shared by its Run and its Threads: the machine, and whether the
+    run is stopped. When neither the Run nor any of its Threads can be reached, the
+    machine is abandoned: its cores stop and all it holds is freed."""
 
-    def __init__(self, card: Card) -> None:
-        self.card = card
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
         self.stopped = False
         self._stopping = threading.Lock()
-        weakref.finalize(self, card.abandon)
+        weakref.finalize(self, machine.abandon)
 
     def check_process(self) -> None:
-        if self.card.foreign:
+        if self.machine.foreign:
             raise RuntimeError(
-                f"this run was loaded by process {self.card.pid}; a forked child process "
+                f"this run was loaded by process {self.machine.pid}; a forked child process "
                 "cannot use it (its memory is the parent's). Load the program again in the "
                 "child"
             )
 
     def stop(self) -> None:
         """See Run.stop. Nothing in a forked child: the run is the parent's to stop."""
-        if self.card.foreign:
+        if self.machine.foreign:
             return
         with self._stopping:
             if self.stopped:
                 return
             try:
-                self.card.stop()
+                self.machine.stop()
             finally:
                 self.stopped = True
-            for finding in self.findings():
+            for finding in self.machine.findings():
                 warnings.warn_explicit(
                     CoherenceWarning(finding.message), CoherenceWarning, finding.file or "<thread>", finding.line or 0
                 )
-            for number, cluster in sorted(self.card.clusters.items()):
-                error = cluster.console.host_error
+            for number in self.machine.clusters:
+                error = self.machine.output(number).host_error
                 if error is not None:
                     warn_at_caller(OutputWarning(
                         f"the lines the thread on cluster {number} printed could not all be "
@@ -110,18 +112,15 @@ class _Loaded:
                         f"failed, not the thread. The latest of them are kept in run.threads[{number}].output"
                     ))
 
-    def findings(self) -> list[Finding]:
-        return [f for _, cluster in sorted(self.card.clusters.items()) for f in cluster.checker.findings]
-
 
 class Thread:
     """A thread of a run, on one cluster: its results, its printed text, its regions."""
 
-    def __init__(self, loaded: _Loaded, cluster: Cluster) -> None:
+    def __init__(self, loaded: _Loaded, cluster: int) -> None:
         self._loaded = loaded
-        self._cluster = cluster
-        self.cluster = cluster.number
-        self.cores = len(cluster.cores)
+        self._machine = loaded.machine
+        self.cluster = cluster
+        self.cores = loaded.machine.cores(cluster)
         # The ThreadFault, held weakly: its traceback holds this object's frames, and a
         # cycle would keep the run (and its cores) alive after it is dropped.
         self._fault: weakref.ref | None = None
@@ -130,35 +129,34 @@ class Thread:
     @property
     def fault(self) -> ThreadFault | None:
         """The thread's km.ThreadFault once a result call raised it, else None."""
-        item = self._cluster.outbox.last
-        if item is None or item.fault is None:
+        _, last = self._machine.ended(self.cluster)
+        if last is None or last.fault is None:
             return None
-        return self._fault_of(item)
+        return self._fault_of(last)
 
     @property
     def output(self) -> str:
         """What the thread printed with kmx_print, without the prefixes: its latest lines,
         at most km.Session's `output_limit` characters of them (`output_dropped` counts
         the older lines that were let go; all of them went to standard output)."""
-        return self._cluster.console.text
+        return self._machine.output(self.cluster).text
 
     @property
     def output_dropped(self) -> int:
         """How many of the thread's first lines `output` no longer holds."""
-        return self._cluster.console.dropped
+        return self._machine.output(self.cluster).dropped
 
     @property
     def region_names(self) -> list[str]:
-        return [region.name for region in self._cluster.regions]
+        return self._machine.region_names(self.cluster)
 
     def result(self, timeout: float | None = None) -> ThreadResult:
         """The thread's next result; see Run.thread_result."""
         timeout = _seconds(timeout)
         self._loaded.check_process()
-        outbox = self._cluster.outbox
-        item = outbox.take(timeout)
+        item = self._machine.take(self.cluster, timeout)
         if item is None:
-            last = outbox.last
+            closed, last = self._machine.ended(self.cluster)
             if last is not None and last.fault is not None:
                 raise self._fault_of(last)
             if last is not None:  # taken before, here or by another Python thread
@@ -166,17 +164,18 @@ class Thread:
                     f"the thread on cluster {self.cluster} has ended and its final result was "
                     "already returned"
                 )
-            if outbox.closed:  # stopped before, or while we waited
+            if closed:  # stopped before, or while we waited
                 raise RuntimeError(
                     f"the run was stopped before the thread on cluster {self.cluster} "
                     "handed another result"
                 )
-            raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s")
+            places = "".join(f"\n  {_where(place)}" for place in self._machine.places(self.cluster))
+            raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s{places}")
         if item.fault is not None:
             raise self._fault_of(item)
         return ThreadResult(item.words, item.final, item.code, item.codes)
 
-    def _fault_of(self, item) -> ThreadFault:
+    def _fault_of(self, item: Handed) -> ThreadFault:
         """The thread's ThreadFault: the same one every time, while anyone holds it."""
         with self._fault_made:
             fault = self._fault() if self._fault is not None else None
@@ -196,12 +195,9 @@ class Thread:
         self._loaded.check_process()
         if not self._loaded.stopped:
             raise RuntimeError("regions are read after run.stop()")
-        for region in self._cluster.regions:
-            if region.name == name:
-                return region.read()
-        raise KeyError(
-            f"no region {name!r} on cluster {self.cluster}; its regions are {self.region_names}"
-        )
+        if name not in self.region_names:
+            raise KeyError(f"no region {name!r} on cluster {self.cluster}; its regions are {self.region_names}")
+        return self._machine.read(self.cluster, name)
 
 
 class Run:
@@ -211,7 +207,7 @@ class Run:
     def __init__(self, loaded: _Loaded, session: "Session") -> None:
         self._loaded = loaded
         self._session = session  # a run keeps its session open
-        self.threads = Threads({number: Thread(loaded, cluster) for number, cluster in loaded.card.clusters.items()})
+        self.threads = Threads({number: Thread(loaded, number) for number in loaded.machine.clusters})
 
     @property
     def stopped(self) -> bool:
@@ -230,7 +226,7 @@ class Run:
     def thread_result(self, timeout: float | None = None, cluster: int | None = None) -> ThreadResult:
         """The next result of the thread (on CLUSTER, when there are several), waiting at
         most TIMEOUT wall-clock seconds (None: for ever). Raises TimeoutError when none
-        comes, km.ThreadFault when the thread crashed."""
+        comes (saying where each core is), km.ThreadFault when the thread crashed."""
         timeout = _seconds(timeout)
         if cluster is None:
             return self.thread.result(timeout)
@@ -250,12 +246,12 @@ class Run:
     def findings(self) -> list[Finding]:
         """The coherence mistakes the checker found, once per region and kind, cluster by
         cluster (complete once the run has stopped)."""
-        return self._loaded.findings()
+        return self._loaded.machine.findings()
 
     def cache_report(self) -> str:
         """What happened to each line of each region, as text for a terminal."""
         self._require_stopped("run.cache_report()")
-        return cache_report(self._loaded.card.clusters.values())
+        return cache_report(self._loaded.machine.pictures(), self.findings)
 
     def cache_map(self, path: str | PathLike) -> Path:
         """Draw what happened to each line of each region into PATH (an .svg file) and
@@ -266,7 +262,7 @@ class Run:
         path = Path(path)
         if path.suffix.lower() != ".svg":
             raise ValueError(f"path must end in .svg (the map is drawn as SVG), not {path.name!r}")
-        path.write_text(cache_map_svg(self._loaded.card.clusters.values()))
+        path.write_text(cache_map_svg(self._loaded.machine.pictures(), self.findings))
         return path
 
     def _require_stopped(self, what: str) -> None:
@@ -294,13 +290,15 @@ class Session:
         quantum: int = DEFAULT_QUANTUM,
         schedule_seed: int | None = None,
         output_limit: int | None = OUTPUT_KEPT,
+        backend: Backend | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
         thread are ready they take turns of QUANTUM instructions, round robin; with
         SCHEDULE_SEED (an int) the order and the length of each turn are drawn from a
         generator seeded by it instead: another interleaving, the same every time.
         OUTPUT_LIMIT is how many characters of its latest printed lines each thread keeps
-        for `Thread.output` (None: all of them)."""
+        for `Thread.output` (None: all of them). BACKEND is the machine to run on (None:
+        the simulator; komorebi._backend says what one is)."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -317,14 +315,15 @@ class Session:
                 )
             if output_limit < 0:
                 raise ValueError(f"output_limit must be >= 0 characters, or None to keep all; not {output_limit}")
-        self.quantum = int(quantum)
-        self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
-        self.output_limit = None if output_limit is None else int(output_limit)
         if not isinstance(coherence, str):
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
+        self.quantum = int(quantum)
+        self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
+        self.output_limit = None if output_limit is None else int(output_limit)
         self.coherence = coherence
+        self.backend = Simulator() if backend is None else backend
         self.closed = False
         self._lock = threading.Lock()
         self._runs: "weakref.WeakSet[_Loaded]" = weakref.WeakSet()  # a dropped run goes
@@ -337,40 +336,17 @@ class Session:
             raise TypeError(f"program must be a km.Program, not {type(program).__name__}")
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
-        images = {}
-        for number, spec in program.threads.items():
-            for source in spec.sources:
-                if not source.is_file():
-                    raise FileNotFoundError(
-                        f"sources: the file {str(source)!r} of the thread on cluster {number} "
-                        "no longer exists (it did when program.thread was called)"
-                    )
-            elf = build_thread(spec.sources)
-            try:
-                images[number] = load_image(elf)
-            except ImageError as error:
-                raise CompileError(
-                    f"the thread on cluster {number} was built, but the simulator cannot run "
-                    f"it: {error}"
-                ) from None
-        card = Card(self.quantum, self.schedule_seed, self.coherence, self.output_limit)
-        sharing = card.bank_sharers(program.threads)
-        try:
-            for number, spec in sorted(program.threads.items()):
-                card.place_thread(number, images[number], spec.regions, spec.words, spec.cores,
-                                  shares_bank=number in sharing)
-        except BaseException as error:
-            card.stop()  # frees what was placed
-            if isinstance(error, BuildError):  # the simulator's own hooks could not be built
-                raise CompileError(str(error)) from None
-            raise
-        loaded = _Loaded(card)
+        options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit)
+        machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
+        if machine.warnings:  # (a cache hit says again what the compiler said)
+            warn_at_caller(CompileWarning(machine.warnings))
+        loaded = _Loaded(machine)
         run = Run(loaded, self)
         with self._lock:  # a close() from another Python thread stops what loads return
             if self.closed:
                 raise ValueError("load: the session was closed while the program loaded; nothing was started")
             self._runs.add(loaded)
-            card.start()
+            machine.start()
         return run
 
     def close(self) -> None:

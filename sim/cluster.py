@@ -18,7 +18,7 @@ from .. import kmx_runtime
 from .cache.checker import UNFLUSHED_WRITE, Checker
 from .cache.model import CachedRegion, ClusterCache, Holding, holding_for
 from .explain import Explainer
-from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
+from .hart.core import BLOCKED, ECALL_BYTES, EXITED, READY, Core, HartContext
 from .hart.faults import CoreFault
 from .image.elf import ThreadImage
 from .kmx import console
@@ -351,6 +351,27 @@ class Cluster:
             "without reaching the barrier, so it can never complete. Every core must call "
             "kmx_barrier the same number of times.",
         )
+
+    def places(self) -> list[tuple[Core, str, object]]:
+        """Where each core is, for a message: (core, what it is doing, its user frame
+        or None). Asked from another thread while the cluster runs."""
+        out = []
+        running = self.running
+        for core in self.cores:
+            if core.state == EXITED:
+                out.append((core, "returned", None))
+                continue
+            place = core.place(running=core is running)
+            if place is None:
+                out.append((core, core.state.value, None))
+                continue
+            pc, fp = place
+            if core.state == BLOCKED:
+                pc -= ECALL_BYTES  # stopped just after the kmx call's ecall
+            frame = self.explainer.user_frame(self.explainer.frames(pc, fp))
+            doing = "running" if core is running else "waiting" if core.state == BLOCKED else core.state.value
+            out.append((core, doing, frame))
+        return out
 
     @property
     def all_exited(self) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from komorebi import _build
+from komorebi.sim.build import thread as _build
 from tests.threads import program_for, run_to_end
 
 TRIPLE = "copy.c"

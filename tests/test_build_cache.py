@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import komorebi as km
-from komorebi import _build
+from komorebi.sim.build import thread as _build
 from tests.conftest import ROOT
 from tests.threads import run_to_end, zig_wrapper
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from komorebi._build import build_thread
+from komorebi.sim.build.thread import build_thread
 from komorebi.sim.card import Card
 from komorebi.sim.image.elf import load_image
 from komorebi.sim.layout import CACHED_ALIAS, GiB
@@ -44,7 +44,7 @@ def test_each_cluster_sees_its_share_at_the_cached_alias(tmp_path, kernels):
 
 def test_clusters_two_and_three_share_bank_d7_in_halves():
     card = Card()
-    image = load_image(build_thread([THREADS / "copy.c"]))
+    image = load_image(build_thread([THREADS / "copy.c"]).elf)
     two = card.place_thread(2, image, [("a", 64), ("b", 64)], [], 1)
     three = card.place_thread(3, image, [("a", 64), ("b", 64)], [], 1)
     assert two.bank is three.bank and two.bank.name == "D7"

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import komorebi as km
-from komorebi._build import build_thread
+from tests.threads import machine_cluster
+from komorebi.sim.build.thread import build_thread
 from komorebi.sim.hart import engine
 from komorebi.sim.native import hooks
 from komorebi.sim.card import Card
@@ -49,7 +50,7 @@ def test_the_structs_and_constants_agree_with_hooks_c():
 def mixed_image(tmp_path_factory):
     source = tmp_path_factory.mktemp("mixed") / "mixed.c"
     source.write_text(MIXED)
-    return load_image(build_thread([source]))
+    return load_image(build_thread([source]).elf)
 
 
 # Strides over 8 MiB, a page at a time: enough fills that the engine's TLB grows (the fill
@@ -103,7 +104,7 @@ def test_a_turn_runs_exactly_its_count_as_unicorns_own_count_does(mixed_image, t
 def stride_image(tmp_path_factory):
     source = tmp_path_factory.mktemp("stride") / "stride.c"
     source.write_text(STRIDE)
-    return load_image(build_thread([source]))
+    return load_image(build_thread([source]).elf)
 
 
 @settings(max_examples=10, deadline=None)
@@ -160,7 +161,7 @@ def test_the_tlb_grows_so_a_pointer_chase_stops_refilling(tmp_path, kernels):
     program.thread(cluster=0, sources=[source], regions={"next": chain})
     with km.Session() as session:
         run = session.load(program)
-        core = run.threads[0]._cluster.cores[0]
+        core = machine_cluster(run, 0).cores[0]
         words = run.thread_result(timeout=120).words
         fills = core.native.fills
         run.stop()

@@ -17,7 +17,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
-from tests.threads import program_for, zig_wrapper
+from tests.threads import machine_cluster, program_for, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
 
@@ -57,7 +57,7 @@ def test_a_run_that_ended_frees_its_engines_and_host_thread_without_stop(tmp_pat
     run = session.load(program)
     assert run.thread_result(timeout=30).code == 3
     assert _until(lambda: not _cluster_threads())
-    cluster = run._loaded.card.clusters[1]
+    cluster = machine_cluster(run, 1)
     assert all(core.engine is None for core in cluster.cores)  # engines closed
     run.stop()  # still works: hands back nothing more, regions readable
     assert run.thread.read("r")[:5].tolist() == [0, 1, 2, 3, 4]

@@ -45,3 +45,8 @@ def zig_wrapper(tmp_path: Path, *, before: str = "", after: str = "", name: str 
     script.write_text(f"#!/bin/sh\n{before}\n{zig}\nrc=$?\n{after}\nexit $rc\n")
     script.chmod(0o755)
     return script
+
+
+def machine_cluster(run: km.Run, cluster: int):
+    """The simulator's own cluster under RUN (for tests that look inside the machine)."""
+    return run._loaded.machine._card.clusters[cluster]

@@ -36,12 +36,8 @@ KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLU
 
 @dataclass(frozen=True)
 class Finding:
-    """One coherence mistake of a thread: what, where in the region, where in the source.
-
-    `start` and `end` are byte offsets in the region (end exclusive), the span of every
-    byte the mistake touched; `file` and `line` are the source line of its first
-    occurrence; `message` says what went wrong and what the fix is.
-    """
+    """One coherence mistake of a thread, as the checker records it (komorebi's
+    km.Finding, which the API hands out, has the same fields and says what they mean)."""
 
     kind: str
     cluster: int
@@ -53,13 +49,6 @@ class Finding:
     file: str | None
     line: int | None
     message: str
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.file else "(no source line)"
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
 
 
 def _at(source) -> str:

@@ -107,6 +107,9 @@ class Core:
         self._interrupted = False  # stopped from outside: the run is over
         self._fenced = False  # the core ran fence.i: its translations go before it goes on
         self._engine_lock = threading.Lock()  # between interrupt (any thread) and close
+        self._peek_wanted = False  # another thread asks where the running core is
+        self._peeked = threading.Event()
+        self._peek: tuple[int, int] | None = None
         self._explain = context.explainer
         self.engine: Engine | None = Engine()
         for span in context.memory.spans:
@@ -227,11 +230,14 @@ class Core:
     def _go_on(self) -> bool:
         """The run stopped for the engine's sake: to let its TLB grow (sim/native/hooks.c),
         or after a fence.i. Do what it stopped for, and say whether to go on."""
-        grow, fenced = self.native.grow, self._fenced
-        self.native.grow, self._fenced = 0, False
+        grow, fenced, peek = self.native.grow, self._fenced, self._peek_wanted
+        self.native.grow, self._fenced, self._peek_wanted = 0, False, False
         if fenced:
             self.drop_translations()
-        if not (grow or fenced) or self._stopped_by_call or self._interrupted or self.state != READY:
+        if peek:
+            self._peek = tuple(self.engine.read_many(["pc", "fp"]))
+            self._peeked.set()
+        if not (grow or fenced or peek) or self._stopped_by_call or self._interrupted or self.state != READY:
             return False  # the run would have ended here anyway
         if grow:  # a flush doubles the TLB while it is mostly in use
             self.flush_tlb()
@@ -273,6 +279,25 @@ class Core:
         stopped."""
         pc, fp = self.engine.read_many(["pc", "fp"])
         return pc, fp
+
+    def place(self, running: bool, timeout: float = 0.5) -> tuple[int, int] | None:
+        """(pc, frame pointer) of the core, from another thread. A RUNNING core is asked
+        to stop a moment and say (the engine's registers are its own while it runs), then
+        goes on as if nothing happened; one between runs says where it stopped. None when
+        the engine is gone, or the core did not answer within TIMEOUT seconds."""
+        with self._engine_lock:
+            if self.engine is None:
+                return None
+            if running:
+                self._peeked.clear()
+                self._peek_wanted = True
+                self.engine.stop()
+        if running and self._peeked.wait(timeout):
+            return self._peek
+        try:
+            return self.pc, self.engine.read("fp")
+        except AttributeError:  # closed meanwhile
+            return None
 
     def call_pc(self) -> int:
         """The pc of the ecall the core is in, or stopped after (a kmx call)."""

@@ -28,12 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from komorebi import kmx_runtime
-from komorebi._errors import CompileError, CompileWarning, warn_at_caller
-from komorebi.sim.build import cache as build_cache
-from komorebi.sim.build import depends
-from komorebi.sim.build import toolchain
-from komorebi.sim.build.cache import BuildError
+from ... import kmx_runtime
+from . import cache as build_cache
+from . import depends, toolchain
+from .cache import BuildError
+
+
+class CompileFailed(BuildError):
+    """The compiler refused the thread's code: `messages` are its own, with file:line,
+    `command` the command that ran."""
+
+    def __init__(self, messages: str, *, command: Sequence[str] = ()) -> None:
+        super().__init__(messages)
+        self.messages = messages
+        self.command = list(command)
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
@@ -118,17 +126,23 @@ def toolchain_in_use() -> Toolchain:
     return Toolchain(command, identity, True)
 
 
-def build_thread(sources: Sequence[Path]) -> Path:
-    """The linked ELF of a thread made of SOURCES: from the cache, or built now. Shows
-    the compiler's warnings (km.CompileWarning) every time. Raises CompileError with the
-    compiler's own messages, or with what to do when the build could not run."""
-    try:
-        return _build(sources)
-    except BuildError as error:
-        raise CompileError(str(error)) from None
+@dataclass(frozen=True)
+class Built:
+    """A thread's linked ELF, and what the compiler said about it (its warnings, given
+    again at every use of the build; empty when it said nothing)."""
+
+    elf: Path
+    messages: str
+
+    @property
+    def warned(self) -> bool:
+        return "warning:" in self.messages
 
 
-def _build(sources: Sequence[Path]) -> Path:
+def build_thread(sources: Sequence[Path]) -> Built:
+    """The linked ELF of a thread made of SOURCES: from the cache, or built now. Raises
+    CompileFailed with the compiler's own messages, or BuildError with what to do when the
+    build could not run."""
     global compiler_runs
     tools = toolchain_in_use()
     every = [RUNTIME / name for name in RUNTIME_SOURCES] + [Path(s).resolve() for s in sources]
@@ -153,9 +167,7 @@ def _build(sources: Sequence[Path]) -> Path:
             absent = [Path(p) for built in objects for p in built.absent]
             build_cache.store("programs", key, {}, inputs, absent, elsewhere={"thread": (elf, build_cache.file_hash(elf))},
                               messages=said)
-    if "warning:" in said:  # a cache hit says again what the compiler said
-        warn_at_caller(CompileWarning(said))
-    return elf
+    return Built(elf, said)
 
 
 _compiles = 0  # compiler processes this process ran
@@ -192,7 +204,7 @@ def _object(tools: Toolchain, source: Path) -> _Built:
         done = _run(argv, source.name)
         messages = done.output.strip()
         if done.returncode != 0 or not output.exists():
-            raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
+            raise CompileFailed(toolchain.zig_cache_problem(messages) or messages, command=argv)
         read = depends.read_depfile(depfile)
         # The compiler's own headers come with it, and it is in the key.
         mine = None if read is None else {p for p in {source, *read} if not tools.owns(p)}
@@ -230,7 +242,7 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
         done = _run(argv, "the thread")
         messages = done.output.strip()
         if done.returncode != 0 or not output.exists():
-            raise CompileError(toolchain.zig_cache_problem(messages) or messages, command=argv)
+            raise CompileFailed(toolchain.zig_cache_problem(messages) or messages, command=argv)
         kept = build_cache.store("threads", key, {"thread": output}, {}, messages=messages)
     return kept["thread"], messages
 
@@ -239,7 +251,7 @@ def _run(argv: list[str], what: str) -> toolchain.Done:
     try:
         return toolchain.run(argv, what=what)
     except FileNotFoundError:
-        raise CompileError(
+        raise CompileFailed(
             f"the compiler {argv[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",
             command=argv,
         ) from None

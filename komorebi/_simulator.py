@@ -1,0 +1,172 @@
+"""The simulator as a backend (komorebi._backend): the one module of komorebi/ that
+imports the machine (komorebi.sim). It turns the machine's objects into the seam's plain
+data, and the machine's errors into komorebi's."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
+from komorebi._errors import CompileError
+from komorebi._results import Finding
+from komorebi.sim.build.cache import BuildError
+from komorebi.sim.build.thread import CompileFailed, build_thread
+from komorebi.sim.cache import model
+from komorebi.sim.card import Card
+from komorebi.sim.image.elf import ImageError, load_image
+from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
+from komorebi.sim.kmx.outbox import Handed as MachineHanded
+from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, LINE, MAX_REGIONS, MAX_WORDS
+from komorebi.sim.memory.dram import Snapshot
+from komorebi.sim.schedule import DEFAULT_QUANTUM
+
+__all__ = [
+    "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_QUANTUM", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
+    "Simulator", "snapshot",
+]
+
+# The picture's vocabulary is the machine's: the same numbers.
+assert [s.value for s in LineState] == [
+    model.UNTOUCHED, model.FRESH, model.FLUSHED, model.READ_STALE, model.FLUSHED_STALE, model.DROPPED, model.UNFLUSHED
+]
+
+
+def snapshot(array: np.ndarray) -> Snapshot:
+    """A private copy of ARRAY's bytes for a region, taken once (Program.thread)."""
+    return Snapshot(array)
+
+
+class Simulator:
+    """The simulated card (the default backend)."""
+
+    def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
+        images, said = {}, []
+        for spec in threads:
+            for source in spec.sources:
+                if not source.is_file():
+                    raise FileNotFoundError(
+                        f"sources: the file {str(source)!r} of the thread on cluster {spec.cluster} "
+                        "no longer exists (it did when program.thread was called)"
+                    )
+            try:
+                built = build_thread(spec.sources)
+                images[spec.cluster] = load_image(built.elf)
+            except CompileFailed as error:
+                raise CompileError(error.messages, command=error.command) from None
+            except BuildError as error:
+                raise CompileError(str(error)) from None
+            except ImageError as error:
+                raise CompileError(
+                    f"the thread on cluster {spec.cluster} was built, but the simulator cannot run "
+                    f"it: {error}"
+                ) from None
+            if built.warned:
+                said.append(built.messages)
+        card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit)
+        sharing = card.bank_sharers(spec.cluster for spec in threads)
+        try:
+            for spec in sorted(threads, key=lambda t: t.cluster):
+                card.place_thread(spec.cluster, images[spec.cluster], spec.regions, spec.words, spec.cores,
+                                  shares_bank=spec.cluster in sharing)
+        except BaseException as error:
+            card.stop()  # frees what was placed
+            if isinstance(error, BuildError):  # the simulator's own hooks could not be built
+                raise CompileError(str(error)) from None
+            raise
+        return SimulatedRun(card, "\n".join(said))
+
+
+class SimulatedRun:
+    """A program loaded on the simulated card (a komorebi._backend.Machine). Not started
+    until `start`: the session starts it once it has it in hand."""
+
+    def __init__(self, card: Card, warnings: str) -> None:
+        self._card = card
+        self.clusters = sorted(card.clusters)
+        self.warnings = warnings
+        self.pid = card.pid
+
+    @property
+    def foreign(self) -> bool:
+        return self._card.foreign
+
+    def start(self) -> None:
+        self._card.start()
+
+    def cores(self, cluster: int) -> int:
+        return len(self._card.clusters[cluster].cores)
+
+    def region_names(self, cluster: int) -> list[str]:
+        return [region.name for region in self._card.clusters[cluster].regions]
+
+    def take(self, cluster: int, timeout: float | None) -> Handed | None:
+        return _handed(self._card.clusters[cluster].outbox.take(timeout))
+
+    def ended(self, cluster: int) -> tuple[bool, Handed | None]:
+        outbox = self._card.clusters[cluster].outbox
+        return outbox.closed, _handed(outbox.last)
+
+    def places(self, cluster: int) -> list[CorePlace]:
+        out = []
+        for core, doing, frame in self._card.clusters[cluster].places():
+            source = frame.source if frame is not None else None
+            out.append(CorePlace(
+                core.number, doing, frame.pc if frame is not None else None,
+                source.file if source else None, source.line if source else None, core.blocked_in,
+            ))
+        return out
+
+    def stop(self) -> None:
+        self._card.stop()
+
+    def abandon(self) -> None:
+        self._card.abandon()
+
+    def read(self, cluster: int, name: str) -> np.ndarray:
+        for region in self._card.clusters[cluster].regions:
+            if region.name == name:
+                return region.read()
+        raise KeyError(name)
+
+    def findings(self) -> list[Finding]:
+        return [
+            Finding(**dataclasses.asdict(f))
+            for _, cluster in sorted(self._card.clusters.items())
+            for f in cluster.checker.findings
+        ]
+
+    def pictures(self) -> list[RegionPicture]:
+        out = []
+        for number, cluster in sorted(self._card.clusters.items()):
+            for region in cluster.regions:
+                first = region.offset // LINE
+                last = -(-(region.offset + region.size) // LINE)
+                out.append(RegionPicture(
+                    number, cluster.coherence, region.name, region.id, region.size, LINE, region.offset % LINE,
+                    region.cache.line_states()[first:last],
+                ))
+        return out
+
+    def output(self, cluster: int) -> Output:
+        console = self._card.clusters[cluster].console
+        return Output(console.text, console.dropped, console.host_error)
+
+
+def _handed(item: MachineHanded | None) -> Handed | None:
+    if item is None:
+        return None
+    fault = item.fault
+    report = None if fault is None else FaultReport(
+        cluster=fault.cluster,
+        core=fault.core,
+        pc=fault.pc,
+        cause=fault.cause,
+        file=fault.source.file if fault.source else None,
+        line=fault.source.line if fault.source else None,
+        backtrace=tuple(str(frame) for frame in fault.backtrace),
+        line_pc=fault.source_pc,
+    )
+    return Handed(item.words, item.final, item.code, item.codes, report)
