@@ -285,3 +285,61 @@ def test_the_uncached_alias_is_named_and_said_not_simulated(tmp_path):
     assert "which is DRAM's uncached alias of 0x4000" in cause
     assert "byte 3 of region 'numbers' (ID 0)" in cause
     assert "the simulator does not model uncached access yet" in cause
+
+
+# -- a wait that says where the cores are (issue 12, item 7) --------------------------------------
+
+WHERE = """#include "kmx.h"
+int kmx_main(int core) {
+    volatile uint64_t spins = 0;
+    if (core == 2) return 0;
+    if (core == 1) kmx_barrier();
+    for (;;) spins++;
+}
+"""
+
+
+def test_a_timeout_says_where_each_core_is(tmp_path):
+    with km.Session() as session:
+        run = session.load(program_for(WHERE, tmp_path, cores=3))
+        with pytest.raises(TimeoutError) as caught:
+            run.thread_result(timeout=0.5)
+        run.stop()
+    head, *cores = str(caught.value).split("\n")
+    assert head == "the thread on cluster 1 handed no result in 0.5 s"
+    source = str((tmp_path / "thread.c").resolve())
+    assert cores[0].startswith(f"  core 0: running, at {source}:6 (pc 0x")
+    assert cores[1].startswith(f"  core 1: waiting in kmx_barrier, at {source}:5 (pc 0x")
+    assert cores[2] == "  core 2: returned from kmx_main"
+
+
+def test_ctrl_c_in_a_wait_raises_at_once_and_the_run_stops(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.conftest import ROOT
+
+    source = tmp_path / "spin.c"
+    source.write_text('#include "kmx.h"\nint kmx_main(int core) {\n    for (;;) {\n    }\n}\n')
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import komorebi as km
+        p = km.Program("spin", kernels={str(ROOT / "tutorial" / "35_sharing_memory" / "kernels")!r})
+        p.thread(cluster=0, sources=[{str(source)!r}])
+        try:
+            with km.Session() as session:
+                run = session.load(p)
+                print("WAITING", flush=True)
+                run.thread_result(timeout=None)
+        except KeyboardInterrupt:
+            print("INTERRUPTED", run.stopped, flush=True)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "WAITING"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert out.strip() == "INTERRUPTED True", err
+    assert child.returncode == 0

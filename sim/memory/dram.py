@@ -50,6 +50,10 @@ class Snapshot:
         for start in range(0, self.size, _CHUNK):
             self.file.write(offset + start, flat[start : start + _CHUNK])
 
+    def array(self) -> np.ndarray:
+        """The bytes, read-only."""
+        return self.file.read_only()[self.span_size - self.size :]
+
 
 class Storage:
     """One span's DRAM: `dram`, a uint8 array of the span's bytes. FROM: the snapshot it
