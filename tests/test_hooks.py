@@ -1,4 +1,4 @@
-"""The engine's hooks in C (sim/native/hooks.c): that they agree with their Python mirrors, that a
+"""The engine's hooks in C (sim/native/): that they agree with their Python mirrors, that a
 turn of exact length runs exactly that many instructions (checked against Unicorn's own
 instruction count), and that the engine's TLB grows so that a thread ranging over many
 pages stops coming back to the fill hook."""
@@ -39,7 +39,7 @@ int kmx_main(int core) {
 
 
 def test_the_structs_and_constants_agree_with_hooks_c():
-    library = hooks.library()  # checks every struct's size against hooks.c's
+    library = hooks.library()  # checks every struct's size against the native hooks'
     assert ctypes.sizeof(hooks.CoreState) == library.struct_size(2)
     assert (hooks.MEM_READ, hooks.MEM_WRITE, hooks.MEM_FETCH) == (engine.READ, engine.WRITE, engine.FETCH)
     assert (hooks.PROT_READ, hooks.PROT_WRITE, hooks.PROT_EXEC) == (
@@ -54,7 +54,7 @@ def mixed_image(tmp_path_factory):
 
 
 # Strides over 8 MiB, a page at a time: enough fills that the engine's TLB grows (the fill
-# hook stops the run between blocks, sim/native/hooks.c, maybe_grow) inside counted turns.
+# hook stops the run between blocks, sim/native/, maybe_grow) inside counted turns.
 STRIDE = r"""
 #include "kmx.h"
 int kmx_main(int core) {
@@ -163,7 +163,7 @@ def test_the_tlb_grows_so_a_pointer_chase_stops_refilling(tmp_path, kernels):
         run = session.load(program)
         core = machine_cluster(run, 0).cores[0]
         words = run.thread_result(timeout=120).words
-        fills = core.native.fills
+        fills = core.native.tlb.fills
         run.stop()
     p = 0
     for _ in range(400000 % count):

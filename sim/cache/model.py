@@ -6,7 +6,7 @@ the hand-back drops it, so a missing flush is never rescued by an eviction.
 How it holds data. Each region has a *view*: host memory that the cores' engines map and
 load from and store to directly, at full speed: the cache's copy of the region's lines,
 or (direct, below) DRAM itself (sim.memory.dram). The model keeps two flags per 4 KiB
-page, which the engine's TLB-fill hook (sim/native/hooks.c, the same steps as `access` here)
+page, which the engine's TLB-fill hook (sim/native/fill.c, the same steps as `access` here)
 keeps up to date:
 
 - filled: the page's lines are in the cache. The first access to a page that is not
@@ -86,7 +86,7 @@ UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range
 
 
 def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:
-    """hooks.c's call when a core reads Python's data before any invalidate. An error
+    """fill.c's call when a core reads Python's data before any invalidate. An error
     cannot cross the engine: it is kept for sim.hart.core to raise after the run."""
 
     def called(_token: int, page: int) -> None:
@@ -223,7 +223,7 @@ class CachedRegion:
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
     def access(self, page: int, write: bool, core=None) -> bool:
-        """A core reads (or writes) page PAGE of the span (what sim/native/hooks.c does at a TLB
+        """A core reads (or writes) page PAGE of the span (what sim/native/fill.c does at a TLB
         fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.hart.core.Core
         in a kmx call, or None). Returns whether the page may be written without coming
         back here."""

@@ -61,7 +61,7 @@ REPORTED_PAST = 4
 ECALL_BYTES = 4
 
 # The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
-# more than 70% of it was used since the last (sim/native/hooks.c, maybe_grow).
+# more than 70% of it was used since the last (sim/native/fill.c, maybe_grow).
 TLB_FIRST_ENTRIES = 1 << 8
 TLB_MAX_ENTRIES = 1 << 22
 
@@ -114,12 +114,12 @@ class Core:
         self.engine: Engine | None = Engine()
         for span in context.memory.spans:
             self.engine.map(span.base, span.size, span.host_address)
-        # The TLB-fill hook and the cycle counter are C (sim/native/hooks.c): they run on
+        # The TLB-fill hook and the cycle counter are C (sim/native/): they run on
         # the fast path. Their state: this core's span table and counters.
-        self.native = hooks.CoreState(
-            core=number, reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
-            emu_stop=engines.C_EMU_STOP,
-        )
+        self.native = hooks.CoreState(engine=hooks.EngineCalls(
+            reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
+            emu_stop=engines.C_EMU_STOP, core=number,
+        ))
         self._span_table()
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
@@ -128,7 +128,7 @@ class Core:
         # added before the first run, as later hooks may not fire.
         if context.counting:
             self.engine.hook_native("block", hooks.function("count_block"), ctypes.addressof(self.native))
-            self.native.counting = 1
+            self.native.turn.counting = 1
         self.engine.on_exception(self._exception)
         self.engine.write("sp", stack_top)
         self.engine.write("a0", number)
@@ -143,7 +143,7 @@ class Core:
         self._span_table()
 
     def _span_table(self) -> None:
-        """The address space as hooks.c searches it: the spans, sorted, with their kinds
+        """The address space as the native hooks search it: the spans, sorted, with their kinds
         and cache regions."""
         spans = self.context.memory.spans
         table = (hooks.SpanEntry * len(spans))()
@@ -154,11 +154,11 @@ class Core:
             if span.region is not None:
                 entry.region = ctypes.pointer(span.region.state)
         self._spans = table  # kept alive for as long as the hooks may read it
-        self.native.spans = table
-        self.native.span_count = len(spans)
+        self.native.table.spans = table
+        self.native.table.count = len(spans)
 
     def native_arguments(self) -> tuple[object, int] | tuple[None, None]:
-        """What hooks.c's region_access takes for this core: its state and its engine
+        """What the native hooks' region_access takes for this core: its state and its engine
         (None, None once the engine is closed)."""
         if self.engine is None:
             return None, None
@@ -168,11 +168,11 @@ class Core:
     def cycles(self) -> int:
         """Instructions begun, counted by the block hook (a thread that calls kmx_cycles or
         reads a counter, or runs on several cores)."""
-        return self.native.cycles
+        return self.native.turn.cycles
 
     @cycles.setter
     def cycles(self, value: int) -> None:
-        self.native.cycles = value
+        self.native.turn.cycles = value
 
     # -- running --------------------------------------------------------------------------
 
@@ -183,18 +183,18 @@ class Core:
             raise ValueError("a turn of exact length needs the block hook (a core of several)")
         self._stopped_by_call = False
         native = self.native
-        native.bad_access = 0
-        native.budget_on, native.remaining, native.partial = int(count > 0), count, 0
-        native.grow_at = self._grow_at
+        native.refused.access = 0
+        native.turn.budget_on, native.turn.remaining, native.turn.partial = int(count > 0), count, 0
+        native.tlb.grow_at = self._grow_at
         try:
             while True:
                 self.engine.run(self.pc, self._halt)
                 self.pc = self.engine.read("pc")
                 if not self._go_on():
                     break
-            if native.partial:  # the turn ends inside the next block
-                native.partial = 0
-                self._run_partial_block(native.remaining)
+            if native.turn.partial:  # the turn ends inside the next block
+                native.turn.partial = 0
+                self._run_partial_block(native.turn.remaining)
             self.context.check_hooks()
         except CoreFault:
             self.state = FAULTED
@@ -203,35 +203,35 @@ class Core:
             self.state = FAULTED
             raise self._fault_from(error) from None
         finally:
-            native.budget_on = 0
+            native.turn.budget_on = 0
 
     def _run_partial_block(self, left: int) -> None:
         """Run the first LEFT instructions of the block at pc, which the block hook
-        stopped before (sim/native/hooks.c, count_block): up to an `until` address. The
+        stopped before (sim/native/turns.c, count_block): up to an `until` address. The
         engine stops at `until` only in blocks it translates with it in mind, so the
         block's translation is dropped before, and the short one after."""
         if left == 0:
             return
-        start, size = self.native.block_address, self.native.block_size
+        start, size = self.native.turn.block_address, self.native.turn.block_size
         code = self.context.memory.peek(start, size)
         offset = 0
         for _ in range(left):
             offset += decode.length(code[offset] | code[offset + 1] << 8)
-        self.native.budget_on = 0
-        self.native.grow_at = 0
+        self.native.turn.budget_on = 0
+        self.native.tlb.grow_at = 0
         self.engine.drop_translations(start, start + size)
         try:
             self.engine.run(start, start + offset)
         finally:
             self.engine.drop_translations(start, start + size)
-            self.native.grow_at = self._grow_at
+            self.native.tlb.grow_at = self._grow_at
         self.pc = self.engine.read("pc")
 
     def _go_on(self) -> bool:
-        """The run stopped for the engine's sake: to let its TLB grow (sim/native/hooks.c),
+        """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
         or after a fence.i. Do what it stopped for, and say whether to go on."""
-        grow, fenced, peek = self.native.grow, self._fenced, self._peek_wanted
-        self.native.grow, self._fenced, self._peek_wanted = 0, False, False
+        grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
+        self.native.tlb.grow, self._fenced, self._peek_wanted = 0, False, False
         if fenced:
             self.drop_translations()
         if peek:
@@ -242,8 +242,8 @@ class Core:
         if grow:  # a flush doubles the TLB while it is mostly in use
             self.flush_tlb()
             self._tlb_entries *= 2
-            self._grow_at = self.native.refills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
-            self.native.grow_at = self._grow_at
+            self._grow_at = self.native.tlb.refills + 2 * self._tlb_entries if self._tlb_entries < TLB_MAX_ENTRIES else 0
+            self.native.tlb.grow_at = self._grow_at
         return True
 
     def interrupt(self) -> None:
@@ -259,7 +259,7 @@ class Core:
         self.engine.flush_tlb()
 
     def drop_translations(self) -> None:
-        """Forget the code the engine translated (and hooks.c's counts of its blocks), so
+        """Forget the code the engine translated (and the native hooks' counts of its blocks), so
         that what runs next is what memory holds now: the core's fence.i."""
         self.engine.drop_translations()
         hooks.forget_blocks(self.native)
@@ -367,7 +367,7 @@ class Core:
             self._fenced = True
             self.engine.stop()
         elif what.rd:
-            self.engine.write(f"x{what.rd}", stand_in.counter_value(what.counter, self.native.cycles))
+            self.engine.write(f"x{what.rd}", stand_in.counter_value(what.counter, self.native.turn.cycles))
 
     def _misaligned(self, pc: int, cause: str) -> str:
         """Plain loads and stores may be misaligned (the engine, like the X280, carries
@@ -390,8 +390,8 @@ class Core:
 
     def _fault_from(self, error: EngineError) -> CoreFault:
         pc = self.engine.read("pc")
-        if self.native.bad_access:
-            address, access = self.native.bad_address, self.native.bad_access
+        if self.native.refused.access:
+            address, access = self.native.refused.address, self.native.refused.access
             try:  # the hook saw only the page; the instruction tells the byte
                 exact = decode.effective_address(self._explain.instruction(pc), self.engine.x)
                 if exact is not None and exact & ~(PAGE - 1) == address:

@@ -10,7 +10,7 @@ used the way it is.
 The binding's private parts still needed, and why:
 
 - `unicorn.unicorn_py3.unicorn.uclib`, the binding's handle on the C library: to register
-  hooks written in C (the binding registers only Python callables) and to hand hooks.c the
+  hooks written in C (the binding registers only Python callables) and to hand the native hooks the
   addresses of `uc_reg_read` and `uc_emu_stop`, which the C hooks call.
 - `Uc._uch`, the engine's C handle: for those C calls.
 - `Uc._Uc__finalizer`, the binding's exit-time finalizer: disarmed, because at exit
@@ -51,9 +51,9 @@ ABI_NAMES = ("zero ra sp gp tp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 "
              "s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6").split()
 _REGISTERS = {name: UC_RISCV_REG_X0 + n for n, name in enumerate(ABI_NAMES)}
 _REGISTERS.update({f"x{n}": UC_RISCV_REG_X0 + n for n in range(32)}, fp=UC_RISCV_REG_X0 + 8, pc=UC_RISCV_REG_PC)
-REG_PC, REG_RA = UC_RISCV_REG_PC, _REGISTERS["ra"]  # the numbers hooks.c reads them by
+REG_PC, REG_RA = UC_RISCV_REG_PC, _REGISTERS["ra"]  # the numbers the native hooks read them by
 
-# For hooks.c: the C functions it calls on the engine.
+# For the native hooks: the C functions they call on the engine.
 C_REG_READ = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value
 C_EMU_STOP = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
 

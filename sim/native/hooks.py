@@ -1,4 +1,5 @@
-"""The engine's hooks in C (sim/native/hooks.c): built for the host once, loaded with ctypes.
+"""The engine's hooks in C (sim/native/*.c, hooks.h says which file does what): built for
+the host once into one library, loaded with ctypes.
 
 Unicorn calls a hook written in Python through its binding, at about a microsecond a
 call. The TLB-fill hook runs at every page a core touches first, and again whenever the
@@ -7,7 +8,7 @@ over 32 MiB misses on most loads); the block hook runs at every basic block. In 
 cost tens of nanoseconds, and the fast path runs no Python at all.
 
 The C functions read and write state that Python owns: the cache model's per-page flags
-(numpy arrays) and host memory. The Structures below mirror hooks.c's structs.
+(numpy arrays) and host memory. The Structures below mirror hooks.h's structs.
 
 The library is compiled with the `ziglang` package's clang for the host, without libc
 (memcpy and memset come from the process), into the build cache (sim.build.cache), keyed
@@ -29,19 +30,21 @@ from ..build import cache as build_cache
 from ..build import toolchain
 from ..build.cache import BuildError
 
-SOURCE = Path(__file__).with_name("hooks.c")
+FOLDER = Path(__file__).resolve().parent
+SOURCES = tuple(sorted(FOLDER.glob("*.c")))
+HEADER = FOLDER / "hooks.h"
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
 
-# hooks.c's copies of unicorn.h's constants
+# hooks.h's copies of unicorn.h's constants
 MEM_READ, MEM_WRITE, MEM_FETCH = 16, 17, 18
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 
 SPAN_IMAGE, SPAN_STACK, SPAN_REGION = 0, 1, 2
-BLOCK_CACHE = 1024  # hooks.c: instruction counts of recent blocks
+BLOCK_CACHE = 1024  # hooks.h: instruction counts of recent blocks
 SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "region": SPAN_REGION}
 
 _u8 = ctypes.POINTER(ctypes.c_uint8)
@@ -83,21 +86,41 @@ class SpanEntry(ctypes.Structure):
     ]
 
 
-class CoreState(ctypes.Structure):
+class EngineCalls(ctypes.Structure):
+    """What the hooks call on the core's engine (sim/hart/engine.py hands the addresses)."""
+
     _fields_ = [
-        ("spans", ctypes.POINTER(SpanEntry)),
-        ("span_count", ctypes.c_int64),
-        ("core", ctypes.c_int64),
         ("reg_read", REG_READ),
         ("reg_pc", ctypes.c_int64),
         ("reg_ra", ctypes.c_int64),
-        ("bad_address", ctypes.c_uint64),
-        ("bad_access", ctypes.c_int64),
-        ("cycles", ctypes.c_uint64),
+        ("emu_stop", ctypes.c_void_p),
+        ("core", ctypes.c_int64),
+    ]
+
+
+class SpanTable(ctypes.Structure):
+    _fields_ = [("spans", ctypes.POINTER(SpanEntry)), ("count", ctypes.c_int64)]
+
+
+class Refusal(ctypes.Structure):
+    """The access the fill hook refused, for the fault message."""
+
+    _fields_ = [("address", ctypes.c_uint64), ("access", ctypes.c_int64)]
+
+
+class TlbGrowth(ctypes.Structure):
+    _fields_ = [
         ("fills", ctypes.c_uint64),
+        ("refills", ctypes.c_uint64),
         ("grow_at", ctypes.c_uint64),
         ("grow", ctypes.c_int64),
-        ("emu_stop", ctypes.c_void_p),
+    ]
+
+
+class Turn(ctypes.Structure):
+    _fields_ = [
+        ("counting", ctypes.c_int64),
+        ("cycles", ctypes.c_uint64),
         ("budget_on", ctypes.c_int64),
         ("remaining", ctypes.c_uint64),
         ("partial", ctypes.c_int64),
@@ -105,8 +128,18 @@ class CoreState(ctypes.Structure):
         ("block_size", ctypes.c_uint64),
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
-        ("counting", ctypes.c_int64),
-        ("refills", ctypes.c_uint64),
+    ]
+
+
+class CoreState(ctypes.Structure):
+    """A core's state, a part a job (hooks.h, Core)."""
+
+    _fields_ = [
+        ("engine", EngineCalls),
+        ("table", SpanTable),
+        ("refused", Refusal),
+        ("tlb", TlbGrowth),
+        ("turn", Turn),
     ]
 
 
@@ -122,22 +155,23 @@ def host_pointer(address: int) -> ctypes.POINTER(ctypes.c_uint8):
 
 
 def _build() -> Path:
-    """hooks.c built for the host: from the build cache (checked whole: a library cut
+    """The hooks built for the host: from the build cache (checked whole: a library cut
     short would crash the process when loaded), or compiled now."""
     command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
     key = build_cache.key_of(
-        ["hooks", SOURCE.read_bytes(), *command[1:], toolchain.zig_identity(), sys.platform, platform.machine()]
+        ["hooks", *(part for f in (*SOURCES, HEADER) for part in (f.name, f.read_bytes())), *command[1:],
+         toolchain.zig_identity(), sys.platform, platform.machine()]
     )
     found = build_cache.lookup("host", key)
     if found is not None:
         return found[0]["hooks"]
     with build_cache.scratch("host") as folder:
         output = folder / f"hooks{LIBRARY_SUFFIX}"
-        done = toolchain.run([*command, str(SOURCE), "-o", str(output)], what="the simulator's hooks")
+        done = toolchain.run([*command, *map(str, SOURCES), "-o", str(output)], what="the simulator's hooks")
         if done.returncode != 0 or not output.exists():
             problem = toolchain.zig_cache_problem(done.output)
             raise BuildError(
-                problem or f"building the simulator's native hooks ({SOURCE}) for the host "
+                problem or f"building the simulator's native hooks ({FOLDER}) for the host "
                 f"failed:\n{done.output.strip()}"
             )
         return build_cache.store("host", key, {"hooks": output}, {})["hooks"]
@@ -148,7 +182,7 @@ _lock = threading.Lock()
 
 
 def library() -> ctypes.CDLL:
-    """hooks.c, built (once per source and compiler) and loaded (once per process)."""
+    """The native hooks, built (once per source and compiler) and loaded (once per process)."""
     global _library
     with _lock:
         if _library is None:
@@ -164,25 +198,26 @@ def library() -> ctypes.CDLL:
             loaded.dirty_lines.restype = ctypes.c_int64
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState)):
                 size = loaded.struct_size(which)
-                if size != ctypes.sizeof(mirror):  # hooks.c and this file disagree
-                    raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in hooks.c")
+                if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
+                    raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")
             _library = loaded
         return _library
 
 
 def function(name: str) -> int:
-    """The address of hooks.c's function NAME, for uc_hook_add."""
+    """The address of the native hooks' function NAME, for uc_hook_add."""
     return ctypes.cast(getattr(library(), name), ctypes.c_void_p).value
 
 
 def forget_blocks(core: CoreState) -> None:
-    """Empty CORE's cache of block lengths (hooks.c, instructions): the code changed."""
-    ctypes.memset(ctypes.addressof(core) + CoreState.block_keys.offset, 0, CoreState.block_keys.size)
+    """Empty CORE's cache of block lengths (turns.c, instructions): the code changed."""
+    turn = core.turn
+    ctypes.memset(ctypes.addressof(turn) + Turn.block_keys.offset, 0, Turn.block_keys.size)
 
 
 def dirty_lines(view: np.ndarray, clean: np.ndarray | None, first: int) -> np.ndarray:
     """The rows of VIEW (lines: uint64 rows of 8) that differ from CLEAN's (None: from
-    zeros), as line numbers counted from FIRST (hooks.c, dirty_lines)."""
+    zeros), as line numbers counted from FIRST (dirty.c)."""
     out = np.empty(view.shape[0], np.int64)
     found = library().dirty_lines(
         view.ctypes.data, None if clean is None else clean.ctypes.data, view.shape[0], first, out.ctypes.data

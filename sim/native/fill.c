@@ -1,0 +1,117 @@
+/* fill.c: tlb_fill, the engine's virtual-TLB fill hook, and the cache model's slow path.
+ *
+ * The engine calls tlb_fill when it has no translation for a page: at the first access
+ * to a page, at the first store to a page it translated for reading, after every TLB
+ * flush (the cluster flushes after each invalidate and flush), and when the TLB is full.
+ * Here the cache model (sim/cache/model.py, CachedRegion) fills a page's lines, remembers
+ * the first store since the page was clean, and sees a read of Python's data before any
+ * invalidate; and the TLB is let grow (maybe_grow). region_access is the same slow path
+ * for Python's own reads and writes of a region (the arguments of kmx calls). */
+#include "hooks.h"
+
+static void copy_page(uint8_t *to, const uint8_t *from) {
+    __builtin_memcpy(to, from, PAGE);
+}
+
+/* A core reads (WRITE: writes) PAGE of REGION. Returns whether the page may be written
+ * without coming back here. */
+static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
+    uint64_t start = page * PAGE;
+    if (r->unpainted && r->unpainted[page]) {
+        r->unpainted[page] = 0;
+        if (r->stale[page])
+            __builtin_memset(r->view + start, STALE_BYTE, PAGE);
+    }
+    if (!r->filled[page]) {
+        if (r->copy_all || r->copy_fill[page])
+            copy_page(r->view + start, r->dram + start);
+        r->filled[page] = 1;
+        r->loaded[page] = 1;
+        r->stale[page] = 0;
+    }
+    if (write) {
+        if (!r->writable[page]) { /* the first write since the page was clean */
+            /* Keep the clean bytes, unless the model knows them another way: DRAM's
+             * (copy-on-write), or the bytes the page was loaded with (direct). */
+            int keep = r->direct ? !r->as_loaded[page] : (r->copy_all || r->stale[page]);
+            if (keep)
+                copy_page(r->clean + start, r->view + start);
+            r->writable[page] = 1;
+            r->written[page] = 1;
+            uint64_t pc = 0, ra = 0; /* (no core: Python's own access, no source line) */
+            if (core && uc) {
+                core->engine.reg_read(uc, (int)core->engine.reg_pc, &pc);
+                core->engine.reg_read(uc, (int)core->engine.reg_ra, &ra);
+            }
+            r->write_pc[page] = pc;
+            r->write_ra[page] = ra;
+            r->write_core[page] = core ? (int8_t)core->engine.core : -1;
+        }
+    } else if (!(r->invalidated || r->written[page] || r->read_stale[page])) {
+        r->read_stale[page] = 1; /* Python's data, read before any invalidate */
+        if (r->on_stale_read)
+            r->on_stale_read(r->token, page);
+    }
+    return r->writable[page];
+}
+
+/* The engine's TLB starts with 256 entries, direct-mapped, and QEMU grows it only when
+ * it is flushed while most of its entries are in use. A thread that ranges over more
+ * pages than that (a pointer chase over 32 MiB touches 8192) would miss on most accesses
+ * and come here each time, for ever. So after many refills the run stops
+ * (sim/hart/core.py flushes the TLB and goes on): each such flush doubles the TLB, until
+ * it holds what the thread uses and the fills stop. Stopping here ends the run after the
+ * current instruction. */
+static void maybe_grow(Core *core, void *uc) {
+    TlbGrowth *tlb = &core->tlb;
+    if (tlb->grow_at && tlb->refills >= tlb->grow_at && !tlb->grow) {
+        tlb->grow = 1;
+        /* A stop from here ends the run inside the current block, after count_block
+         * counted all of it: where the block hook runs, it stops the run at the next
+         * block instead, before counting it, so that cycles and turns stay exact. */
+        if (!core->turn.counting)
+            core->engine.emu_stop(uc);
+    }
+}
+
+int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
+    core->tlb.fills++;
+    Span *span = find_span(core, address);
+    if (!span)
+        goto refuse;
+    entry->paddr = address & ~(uint64_t)(PAGE - 1);
+    switch (span->kind) {
+    case SPAN_REGION: {
+        if (type == UC_MEM_FETCH)
+            goto refuse;
+        uint64_t page = (address - span->base) / PAGE;
+        Region *r = span->region;
+        /* Only a page the TLB held before and lost counts toward growing it: a thread
+         * that streams through memory fills each page once, and gains nothing from a
+         * bigger TLB. */
+        if (r->filled[page] && (type != UC_MEM_WRITE || r->writable[page])) {
+            core->tlb.refills++;
+            maybe_grow(core, uc);
+        }
+        int writable = access(r, page, type == UC_MEM_WRITE, core, uc);
+        entry->perms = writable ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ;
+        return 1;
+    }
+    case SPAN_STACK:
+        if (type == UC_MEM_FETCH) /* code runs only from the image */
+            goto refuse;
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        return 1;
+    default:
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC;
+        return 1;
+    }
+refuse:
+    core->refused.address = address;
+    core->refused.access = type;
+    return 0;
+}
+
+int region_access(Region *region, uint64_t page, int write, Core *core, void *uc) {
+    return access(region, page, write, core, uc);
+}

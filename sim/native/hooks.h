@@ -1,0 +1,124 @@
+/* hooks.h: what the native hooks share (sim/native/*.c). They run on the simulator's fast
+ * path, in C, so that no Python runs there: sim/native/hooks.py builds them for the host
+ * with zig cc into one library and registers them with the engine (sim/hart/engine.py).
+ *
+ *   fill.c    the engine's TLB-fill hook: the cache model's slow path, and the TLB's growth
+ *   turns.c   the block hook: the cycle model, and turns of an exact length
+ *   dirty.c   the dirty lines of a region, for a flush
+ *   spans.c   which span an address is in
+ *   sizes.c   the structs' sizes, for hooks.py to check its mirrors against
+ *
+ * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
+ * memory that Python allocated. The structs below mirror ctypes Structures of
+ * sim/native/hooks.py, field for field.
+ */
+#ifndef KOMOREBI_HOOKS_H
+#define KOMOREBI_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PAGE 4096u
+#define BLOCK_CACHE 1024 /* a power of 2 */
+#define STALE_BYTE 0xA5
+
+/* unicorn.h */
+#define UC_MEM_READ 16
+#define UC_MEM_WRITE 17
+#define UC_MEM_FETCH 18
+#define UC_PROT_READ 1
+#define UC_PROT_WRITE 2
+#define UC_PROT_EXEC 4
+
+typedef struct {
+    uint64_t paddr;
+    uint32_t perms;
+} uc_tlb_entry;
+
+typedef int (*reg_read_fn)(void *uc, int regid, void *value);
+typedef void (*page_event_fn)(int64_t token, uint64_t page);
+typedef int (*emu_stop_fn)(void *uc);
+
+enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
+
+/* One region's lines in the cache model (sim/cache/model.py, CachedRegion). */
+typedef struct {
+    uint8_t *view;      /* the cache's copy of the span's lines (what the engine maps) */
+    uint8_t *dram;      /* the span's DRAM */
+    uint8_t *clean;     /* the page as it was before its first write (copying, or stale) */
+    uint8_t *filled;    /* per page: its lines are in the cache */
+    uint8_t *writable;  /* written since it was last clean */
+    uint8_t *stale;     /* strict mode: the lines hold STALE_BYTE */
+    uint8_t *unpainted; /* strict mode: not yet painted with STALE_BYTE; or 0 */
+    uint8_t *loaded;    /* filled from DRAM at least once */
+    uint8_t *written;   /* written at least once */
+    uint8_t *read_stale;/* read before any invalidate and before any write */
+    uint8_t *copy_fill; /* the view does not show DRAM by itself: a fill copies */
+    uint64_t *write_pc; /* the first store since clean: its pc, ra and core */
+    uint64_t *write_ra;
+    int8_t *write_core;
+    page_event_fn on_stale_read; /* Python: the checker hears of a stale read */
+    int64_t token;               /* which region, for Python */
+    int32_t invalidated;         /* the thread has invalidated the region at least once */
+    int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
+    uint8_t *as_loaded; /* direct: per page, its bytes are still those it was loaded with */
+    int64_t direct;     /* the view is DRAM itself (sim/cache/model.py, "direct") */
+} Region;
+
+typedef struct {
+    uint64_t base;
+    uint64_t end;
+    int64_t kind;
+    Region *region;
+    uint8_t *host; /* the span's host memory (the image's, for counting instructions) */
+} Span;
+
+/* A core's state, a part a job. */
+typedef struct { /* what the hooks call on the core's engine */
+    reg_read_fn reg_read;
+    int64_t reg_pc;
+    int64_t reg_ra;
+    emu_stop_fn emu_stop;
+    int64_t core; /* the core's number, for the cache model's records */
+} EngineCalls;
+
+typedef struct { /* the address space, sorted by base */
+    Span *spans;
+    int64_t count;
+} SpanTable;
+
+typedef struct { /* the access tlb_fill refused, for the fault message */
+    uint64_t address;
+    int64_t access;
+} Refusal;
+
+typedef struct { /* when the run stops to let the engine's TLB grow (fill.c) */
+    uint64_t fills;   /* how often tlb_fill ran */
+    uint64_t refills; /* fills of region pages the TLB had held before */
+    uint64_t grow_at; /* stop the run when refills reaches it (0: never) */
+    int64_t grow;     /* the run stopped so that the TLB can grow */
+} TlbGrowth;
+
+typedef struct { /* the cycle model and the turn's length (turns.c) */
+    int64_t counting;       /* count_block is hooked */
+    uint64_t cycles;        /* instructions begun, counted a block at a time */
+    int64_t budget_on;      /* the turn has an exact length */
+    uint64_t remaining;     /* instructions left in the turn */
+    int64_t partial;        /* the run stopped before a block that would overrun the turn */
+    uint64_t block_address; /* that block */
+    uint64_t block_size;
+    uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
+    uint32_t block_counts[BLOCK_CACHE];
+} Turn;
+
+typedef struct {
+    EngineCalls engine;
+    SpanTable table;
+    Refusal refused;
+    TlbGrowth tlb;
+    Turn turn;
+} Core;
+
+Span *find_span(Core *core, uint64_t address);
+
+#endif

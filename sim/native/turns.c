@@ -1,0 +1,49 @@
+/* turns.c: count_block, the engine's block hook: the cycle model and the turns' lengths,
+ * a basic block at a time. The engine calls it at the start of each block, before the
+ * block runs. Each instruction is one cycle. A turn of exact length (several cores ready,
+ * sim/schedule.py) takes whole blocks while they fit; at the first that would overrun it,
+ * the run stops before the block (the engine runs no block whose hook asked it to stop),
+ * and sim/hart/core.py runs the few instructions left up to an `until` address. Unicorn's
+ * own instruction count (emu_start's count) would call a hook at every instruction
+ * instead. Hooked only in threads that count (kmx_cycles, a counter CSR, several cores). */
+#include "hooks.h"
+
+/* The instructions in the block at ADDRESS of SIZE bytes, remembered by address and size
+ * (a fence.i empties the memory: sim/native/hooks.py, forget_blocks). */
+static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
+    Turn *turn = &core->turn;
+    uint64_t key = address ^ ((uint64_t)size << 48);
+    uint64_t slot = (address >> 1) & (BLOCK_CACHE - 1);
+    if (turn->block_keys[slot] == key)
+        return turn->block_counts[slot];
+    Span *span = find_span(core, address);
+    if (!span)
+        return 0;
+    const uint8_t *code = span->host + (address - span->base);
+    uint64_t count = 0;
+    for (uint32_t offset = 0; offset < size; count++)
+        offset += (code[offset] & 3) == 3 ? 4 : 2;
+    turn->block_keys[slot] = key;
+    turn->block_counts[slot] = (uint32_t)count;
+    return count;
+}
+
+void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
+    Turn *turn = &core->turn;
+    if (core->tlb.grow) { /* the fill hook asked for a stop (fill.c, maybe_grow): before this block */
+        core->engine.emu_stop(uc);
+        return;
+    }
+    uint64_t count = instructions(core, address, size);
+    if (turn->budget_on) {
+        if (count > turn->remaining) {
+            turn->partial = 1;
+            turn->block_address = address;
+            turn->block_size = size;
+            core->engine.emu_stop(uc);
+            return;
+        }
+        turn->remaining -= count;
+    }
+    turn->cycles += count;
+}
