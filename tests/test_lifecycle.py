@@ -29,6 +29,11 @@ def _cluster_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("komorebi-cluster-")]
 
 
+def _machine_threads() -> list[threading.Thread]:
+    """The clusters' host threads, and the reapers that free dropped runs."""
+    return [t for t in threading.enumerate() if t.name.startswith("komorebi-")]
+
+
 def _until(condition, seconds: float = 10.0) -> bool:
     """Whether CONDITION comes true within SECONDS (a bound for a hang, not a speed)."""
     deadline = time.monotonic() + seconds
@@ -80,7 +85,7 @@ def test_a_sessions_memory_and_files_stay_flat_over_many_loads(tmp_path, stop):
     gc.collect()
     memory, fds = _resident_mib(), _open_fds()
     load_and_drop(400)
-    assert _until(lambda: not _cluster_threads())
+    assert _until(lambda: not _machine_threads())
     grown = _resident_mib() - memory
     assert grown < 48, f"resident memory grew {grown:.0f} MiB over 400 loads"
     assert _open_fds() - fds <= 8
