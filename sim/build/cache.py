@@ -22,8 +22,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -183,6 +181,8 @@ def store(
             "absent": sorted(map(str, absent)),
             **extra,
         }
+        import tempfile  # (only a build needs it: not imported for a hit)
+
         with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as f:
             json.dump(manifest, f)
         os.replace(f.name, folder / MANIFEST)
@@ -224,6 +224,9 @@ def scratch(kind: str) -> Iterator[Path]:
     """A new empty folder in the cache for a build's files, removed afterwards (on the
     same file system as the entries, so that outputs move in without a copy). Folders
     left by builds that were killed are removed once they are old."""
+    import shutil
+    import tempfile
+
     parent = cache_dir() / kind
     with writing(parent):
         parent.mkdir(parents=True, exist_ok=True)

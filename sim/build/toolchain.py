@@ -17,10 +17,7 @@ import functools
 import importlib.util
 import math
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +93,9 @@ def run(argv: Sequence[str], *, what: str) -> Done:
     """Run the compiler command ARGV (WHAT it builds, for messages) and wait for it, at
     most the time limit. Raises CompilerTimeout when the limit passes; whatever happens,
     including an interrupt, the compiler's whole process group is gone on return."""
+    import subprocess  # (only a build needs these: not imported for a hit)
+    import tempfile
+
     limit = time_limit()
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(
@@ -145,12 +145,14 @@ def zig_cache_problem(output: str) -> str | None:
     )
 
 
-def _kill(process: subprocess.Popen) -> None:
+def _kill(process) -> None:
     """Kill the compiler and everything it started. The group goes first, while the
     compiler is not yet reaped, so that its number still names this group."""
     if process.returncode is not None:
         return
     if os.name == "posix":
+        import signal
+
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
