@@ -4,7 +4,8 @@ komorebi/ reaches a machine only through this interface, the way httpx's client 
 the network only through its transports. The simulator (komorebi._simulator) is one
 backend, the default; a real card would be another, and tests use a small fake.
 
-    backend.load(program, options)       compile, place and start; returns a Machine
+    backend.load(threads, options)       compile and place; returns a Machine
+    machine.start()                      the cores begin (once the session holds the machine)
     machine.take(cluster, timeout)       the thread's next item (a result or a fault)
     machine.ended(cluster)               why nothing more comes: (closed, last item taken)
     machine.places(cluster)              where each core is (for a TimeoutError)
@@ -15,8 +16,12 @@ backend, the default; a real card would be another, and tests use a small fake.
     machine.output(cluster)              what the thread printed, and the host's trouble
 
 What crosses the seam is plain data: numbers, strings, numpy arrays and the dataclasses
-below; never an object of the machine's. Errors come as komorebi's own (CompileError,
-ValueError, FileNotFoundError).
+below. One exception: a region's initial bytes, which Program.thread keeps as a snapshot
+(komorebi._simulator.snapshot: host memory, copy-on-write on Linux, so that a big array
+is copied once), an object with `array()` and `nbytes` that any backend can read. Errors
+come as komorebi's own (CompileError, ValueError, FileNotFoundError), and two of the
+simulator's that name its own limits (PlacementError: the thread does not fit the
+cluster's memory; HostMemoryError: KMX_HOST_MEMORY names no way of this system).
 """
 
 from __future__ import annotations

@@ -111,11 +111,11 @@ class SimulatedRun:
 
     def places(self, cluster: int) -> list[CorePlace]:
         out = []
-        for core, doing, frame in self._card.clusters[cluster].places():
+        for core, doing, frame, waiting_in in self._card.clusters[cluster].places():
             source = frame.source if frame is not None else None
             out.append(CorePlace(
                 core.number, doing, frame.pc if frame is not None else None,
-                source.file if source else None, source.line if source else None, core.blocked_in,
+                source.file if source else None, source.line if source else None, waiting_in,
             ))
         return out
 

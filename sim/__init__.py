@@ -9,7 +9,7 @@ Installed as `komorebi.sim` (the repository keeps it at the top, beside the API)
     hart/          one X280 hart: the core, the engine under it (Unicorn), its faults
     isa/           what the engine would run unlike the X280, and the decoding for messages
     cache/         the cluster's write-back cache (model.py) and the coherence checker
-    memory/        a cluster's address space, the DRAM banks
+    memory/        a cluster's address space, the DRAM banks, host memory (host.py)
     kmx/           the kmx calls: the trap table, kmx_print, what a thread hands Python
     image/         the thread's ELF (elf.py) and its DWARF line table (dwarf.py)
     native/        the hooks in C on the fast path, and their build for the host

@@ -57,7 +57,8 @@ def _forget_cards_in_child() -> None:
     _live.clear()
 
 
-os.register_at_fork(after_in_child=_forget_cards_in_child)
+if hasattr(os, "register_at_fork"):  # (Windows has no fork)
+    os.register_at_fork(after_in_child=_forget_cards_in_child)
 
 
 class Card:

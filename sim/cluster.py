@@ -18,7 +18,7 @@ from .. import kmx_runtime
 from .cache.checker import UNFLUSHED_WRITE, Checker
 from .cache.model import CachedRegion, ClusterCache, Holding, holding_for
 from .explain import Explainer
-from .hart.core import BLOCKED, ECALL_BYTES, EXITED, READY, Core, HartContext
+from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
 from .hart.faults import CoreFault
 from .image.elf import ThreadImage
 from .kmx import console
@@ -352,25 +352,27 @@ class Cluster:
             "kmx_barrier the same number of times.",
         )
 
-    def places(self) -> list[tuple[Core, str, object]]:
-        """Where each core is, for a message: (core, what it is doing, its user frame
-        or None). Asked from another thread while the cluster runs."""
+    def places(self) -> list[tuple[Core, str, object, str]]:
+        """Where each core is, for a message: (core, what it is doing, its user frame or
+        None, the kmx call it waits in). Asked from another thread while the cluster
+        runs: each core's state is read once, so the four agree."""
         out = []
         running = self.running
         for core in self.cores:
-            if core.state == EXITED:
-                out.append((core, "returned", None))
+            state, blocked_in = core.state, core.blocked_in
+            if state == EXITED:
+                out.append((core, "returned", None, ""))
                 continue
             place = core.place(running=core is running)
             if place is None:
-                out.append((core, core.state.value, None))
+                out.append((core, state.value, None, ""))
                 continue
             pc, fp = place
-            if core.state == BLOCKED:
-                pc -= ECALL_BYTES  # stopped just after the kmx call's ecall
+            if state == BLOCKED:
+                pc = core.call_pc_from(pc)  # stopped just after the kmx call's ecall
             frame = self.explainer.user_frame(self.explainer.frames(pc, fp))
-            doing = "running" if core is running else "waiting" if core.state == BLOCKED else core.state.value
-            out.append((core, doing, frame))
+            doing = "running" if core is running else "waiting" if state == BLOCKED else state.value
+            out.append((core, doing, frame, blocked_in if state == BLOCKED else ""))
         return out
 
     @property

@@ -27,7 +27,7 @@ BANK_BYTES = 4 * GiB
 STACK_BYTES = 1 * MiB
 GUARD_BYTES = PAGE  # unmapped, after each region
 # Unmapped, below each stack. Threads are built to probe a frame bigger than a page a page
-# at a time as they make it (komorebi._build), so any overflow meets this guard; it is
+# at a time as they make it (sim.build.thread), so any overflow meets this guard; it is
 # larger than a page for code built without probes (KMX_CC), whose frames of up to this
 # size still meet it.
 STACK_GUARD_BYTES = 64 * KiB

@@ -1,6 +1,6 @@
 """The build cache: where compiled things are kept, and when a kept one may be used.
 
-Threads' objects and ELFs (komorebi._build) and the simulator's own hooks built for the
+Threads' objects and ELFs (sim.build.thread) and the simulator's own hooks built for the
 host (sim.native.hooks) live in `KMX_CACHE_DIR`, or ~/.cache/komorebi-sim (under XDG_CACHE_HOME
 when that is set).
 

@@ -1,5 +1,5 @@
 """What a compile read, and what would change what it reads: for the build cache's
-manifests (sim.build.cache, komorebi._build).
+manifests (sim.build.cache, sim.build.thread).
 
 - The files it read: the compiler's make-style depfile (`-MD -MF`), its first rule only
   (`-MP` adds empty rules for each header). A depfile that names a file that is not there

@@ -1,6 +1,6 @@
 """Running a compiler: a time limit, nothing left running, zig's own cache folder.
 
-Every compiler the simulator runs (the thread's, komorebi._build; the hooks', sim.native.hooks)
+Every compiler the simulator runs (the thread's, sim.build.thread; the hooks', sim.native.hooks)
 runs through `run`. It has a time limit, `KMX_COMPILE_TIMEOUT` seconds (default
 DEFAULT_TIMEOUT), and runs in a process group of its own, so that when the limit passes
 or the caller is interrupted (Ctrl-C) the compiler and every process it started (zig

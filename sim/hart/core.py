@@ -294,16 +294,21 @@ class Core:
                 self.engine.stop()
         if running and self._peeked.wait(timeout):
             return self._peek
-        try:
+        with self._engine_lock:  # (close takes the engine under the lock)
+            if self.engine is None:
+                return None
             return self.pc, self.engine.read("fp")
-        except AttributeError:  # closed meanwhile
-            return None
 
     def call_pc(self) -> int:
         """The pc of the ecall the core is in, or stopped after (a kmx call)."""
         if self.engine is None:
-            return self.pc - ECALL_BYTES
+            return self.call_pc_from(self.pc)
         return self.engine.read("pc") - REPORTED_PAST
+
+    @staticmethod
+    def call_pc_from(stopped_at: int) -> int:
+        """The pc of the ecall of a core that stopped after it, at STOPPED_AT."""
+        return stopped_at - ECALL_BYTES
 
     def users_frame(self, pc: int | None = None):
         """The frame of the user's code that led to PC (the core's own pc when None)."""

@@ -96,7 +96,12 @@ class Engine:
     def on_exception(self, callback: Callable[[int], None]) -> None:
         """Call CALLBACK(number) at each exception (an ecall is ECALL); the engine goes on
         at the pc the callback leaves, unless it stops the engine."""
-        self._uc.hook_add(UC_HOOK_INTR, lambda _uc, number, _data: callback(number))
+        # The binding keeps its hooks in closures that refer to each other and to the Uc,
+        # a cycle only the cyclic collector frees; the callback is reached through the
+        # engine, which `close` empties, so that the core (and the memory it holds: DRAM
+        # files, views) does not wait for that collector.
+        self._on_exception = callback
+        self._uc.hook_add(UC_HOOK_INTR, lambda _uc, number, _data: self._on_exception(number))
 
     # -- registers ----------------------------------------------------------------------
 
@@ -145,6 +150,7 @@ class Engine:
         if uc is None:
             return
         uc._callbacks.clear()  # the hooks' closures refer back to their cores
+        self._on_exception = None
         finalize = getattr(uc, "_Uc__finalizer", None)
         if finalize is not None:
             finalize()  # uc_close, once

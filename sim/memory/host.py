@@ -42,6 +42,15 @@ WAYS = ("linux", "portable")
 _READ_WRITE = mmap.PROT_READ | mmap.PROT_WRITE if hasattr(mmap, "PROT_READ") else 0
 
 
+def _private_mmap(size: int) -> mmap.mmap:
+    """SIZE bytes of anonymous memory from Python's mmap, the process's own: private where
+    the system says so (on POSIX Python's default is MAP_SHARED, which a forked child would
+    share with its parent); Windows' anonymous memory is the process's own anyway."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    return mmap.mmap(-1, size)
+
+
 class HostMemoryError(ValueError):
     """KMX_HOST_MEMORY names no way this system has."""
 
@@ -117,10 +126,24 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
+class _Mapping:
+    """One mapping made with libc's mmap, unmapped when it goes. The arrays over a block
+    keep it (through their buffer), and it refers to nothing back: numpy arrays are not
+    seen by Python's cycle collector, so a cycle through one would never be freed."""
+
+    def __init__(self, address: int, size: int) -> None:
+        self.address, self.size = address, size
+
+    def __del__(self) -> None:
+        address, self.address = self.address, None
+        if address:
+            _libc().munmap(address, self.size)
+
+
 class _LinuxBlock(Block):
-    """Memory mapped with libc's mmap, unmapped when the last array over it goes.
-    (Python's mmap module keeps a duplicate file descriptor for each mapping, and a
-    process has only so many: a thousand arrays from run.thread.read would run out.)"""
+    """Memory mapped with libc's mmap, unmapped when the block and the last array over it
+    have gone. (Python's mmap module keeps a duplicate file descriptor for each mapping,
+    and a process has only so many: a thousand arrays from run.thread.read would run out.)"""
 
     def __init__(self, size: int, flags: int, fd: int = -1, prot: int = _READ_WRITE) -> None:
         address = _libc().mmap(None, size, prot, flags, fd, 0)
@@ -129,7 +152,7 @@ class _LinuxBlock(Block):
             raise OSError(error, f"mapping {size} bytes: {os.strerror(error)}")
         self.address, self.size = address, size
         raw = (ctypes.c_uint8 * size).from_address(address)
-        raw.mapping = self  # the array keeps the mapping
+        raw.mapping = _Mapping(address, size)  # the buffer (so every array over it) keeps the mapping
         self.array = np.frombuffer(raw, dtype=np.uint8)
         if not prot & mmap.PROT_WRITE:
             self.array.flags.writeable = False
@@ -142,11 +165,6 @@ class _LinuxBlock(Block):
         if huge and hasattr(mmap, "MADV_HUGEPAGE"):
             block._advise(mmap.MADV_HUGEPAGE, 0, size)
         return block
-
-    def __del__(self) -> None:
-        address, self.address = getattr(self, "address", None), None
-        if address:
-            _libc().munmap(address, self.size)
 
     def _advise(self, advice: int, start: int, size: int) -> None:
         _libc().madvise(self.address + start, size, advice)
@@ -230,7 +248,7 @@ class _PortableBlock(Block):
 class _PortableFile(File):
     def __init__(self, size: int) -> None:
         self.size = size
-        self._mmap = mmap.mmap(-1, size)
+        self._mmap = _private_mmap(size)
         self.memory = np.frombuffer(self._mmap, dtype=np.uint8)
 
     def write(self, offset: int, data: np.ndarray) -> None:
@@ -240,7 +258,7 @@ class _PortableFile(File):
         return _PortableBlock(self._mmap, shared=True)
 
     def private(self) -> Block:
-        block = _PortableBlock(mmap.mmap(-1, self.size), under=self)
+        block = _PortableBlock(_private_mmap(self.size), under=self)
         block.array[:] = self.memory
         return block
 
@@ -257,5 +275,5 @@ class _Way:
 
 WAY = {
     "linux": _Way(_LinuxBlock.anonymous, _LinuxFile),
-    "portable": _Way(lambda size, huge=False: _PortableBlock(mmap.mmap(-1, size)), lambda name, size: _PortableFile(size)),
+    "portable": _Way(lambda size, huge=False: _PortableBlock(_private_mmap(size)), lambda name, size: _PortableFile(size)),
 }

@@ -10,8 +10,8 @@ cost tens of nanoseconds, and the fast path runs no Python at all.
 The C functions read and write state that Python owns: the cache model's per-page flags
 (numpy arrays) and host memory. The Structures below mirror hooks.h's structs.
 
-The library is compiled with the `ziglang` package's clang for the host, without libc
-(memcpy and memset come from the process), into the build cache (sim.build.cache), keyed
+The library is compiled with the `ziglang` package's clang for the host (on Linux without
+libc: memcpy and memset come from the process), into the build cache (sim.build.cache), keyed
 by a hash of the source and the compiler, and checked whole before it is loaded.
 """
 
@@ -35,6 +35,7 @@ SOURCES = tuple(sorted(FOLDER.glob("*.c")))
 HEADER = FOLDER / "hooks.h"
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
+NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
@@ -157,7 +158,9 @@ def host_pointer(address: int) -> ctypes.POINTER(ctypes.c_uint8):
 def _build() -> Path:
     """The hooks built for the host: from the build cache (checked whole: a library cut
     short would crash the process when loaded), or compiled now."""
-    command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", "-nostdlib"]
+    # On Linux memcpy and memset come from the process at load; a .dylib or .dll must
+    # name where its symbols come from, so elsewhere the system's C library is linked.
+    command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
     key = build_cache.key_of(
         ["hooks", *(part for f in (*SOURCES, HEADER) for part in (f.name, f.read_bytes())), *command[1:],
          toolchain.zig_identity(), sys.platform, platform.machine()]
