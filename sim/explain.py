@@ -79,8 +79,13 @@ class Explainer:
     def source_line(self, pc: int) -> SourceLine | None:
         offset = pc - self.image_base
         if 0 <= offset < self.image.size:
-            return self.line_table.lookup(offset)
+            return self.line_table.lookup(self.image.stubs.site_of(offset))
         return None
+
+    def unstubbed(self, pc: int) -> int:
+        """PC, or, inside a stub of the loader's (sim.isa.rewrite), the pc of the
+        instruction the stub stands for."""
+        return self.image_base + self.image.stubs.site_of(pc - self.image_base)
 
     def in_runtime(self, source: SourceLine) -> bool:
         return Path(source.file).parent == self.runtime
@@ -91,6 +96,7 @@ class Explainer:
 
     def frames(self, pc: int, fp: int) -> list[Frame]:
         """PC's frame, then its callers', by the frame-pointer chain from FP."""
+        pc = self.unstubbed(pc)
         frames = [Frame(pc, self.source_line(pc))]
         for _ in range(BACKTRACE_DEPTH):
             try:

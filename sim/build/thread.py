@@ -1,7 +1,7 @@
 """Compiling a thread: the compiler driver over the build cache (sim.build.cache).
 
-The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for
-rv64gc. `KMX_CC` names another command that takes clang's or gcc's flags; `KMX_CFLAGS`
+The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for the
+X280 without its vector unit (sim.isa.target: rv64gc_zba_zbb_zfh). `KMX_CC` names another command that takes clang's or gcc's flags; `KMX_CFLAGS`
 adds flags (for example `-O0`) to every compile and to the link. The ELF keeps its debug
 info, so faults and findings can name source lines.
 
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import kmx_runtime
+from ..isa import target
 from . import cache as build_cache
 from . import depends, toolchain
 from .cache import BuildError
@@ -47,7 +48,7 @@ RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
 LINKER_SCRIPT = RUNTIME / "kmx.ld"
 
-ZIG_TARGET = ["-target", "riscv64-freestanding-none", "-mcpu=baseline_rv64"]
+ZIG_TARGET = ["-target", "riscv64-freestanding-none"]  # and the -mcpu of sim.isa.target
 COMPILE_FLAGS = [
     "-O2",
     "-g",
@@ -94,13 +95,27 @@ class Toolchain:
         return not self.custom or "clang" in Path(self.command[0]).name
 
     def compile_flags(self) -> list[str]:
-        return [*COMPILE_FLAGS, *([] if self.custom else ZIG_PROBES), *_user_flags()]
+        return [*COMPILE_FLAGS, *([] if self.custom else ZIG_PROBES), *self.target_flags()]
 
     def link_flags(self) -> list[str]:
         # KMX_CFLAGS go to the link too (a -mcpu or -march picks the libraries); clang
         # would warn of the ones only a compile uses.
         quiet = ["-Qunused-arguments"] if self.clang_like else []
-        return [*LINK_FLAGS, "-T", str(LINKER_SCRIPT), *quiet, *_user_flags()]
+        return [*LINK_FLAGS, "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags()]
+
+    def target_flags(self) -> list[str]:
+        """KMX_CFLAGS, with the target the simulated X280 runs (sim.isa.target): for zig's
+        clang an -mcpu (which it takes in place of gcc's -march), the default one when they
+        name none; a custom compiler (KMX_CC) gets its -march or -mcpu as given, checked.
+        Raises CompileFailed for a target the simulator does not run."""
+        flags = _user_flags()
+        try:
+            extensions, rest = target.target(flags)
+        except target.TargetError as error:
+            raise CompileFailed(str(error)) from None
+        if self.custom:
+            return flags
+        return [target.zig_cpu(extensions), *rest]
 
 
 def _user_flags() -> list[str]:

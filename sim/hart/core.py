@@ -12,12 +12,16 @@ thread.
 from __future__ import annotations
 
 import ctypes
+import functools
+import struct
 import threading
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
-from ..isa import decode, stand_in
+import numpy as np
+
+from ..isa import decode, stand_in, target
 from ..layout import PAGE
 from ..memory.address_space import MemoryAccessError
 from ..native import hooks
@@ -45,20 +49,65 @@ EXCEPTIONS = {
 }
 ILLEGAL = 2
 MISALIGNED = (4, 6)
+REFUSED = (5, 7)  # a load or a store the memory refused (an flh or fsh, from isa.c)
 ILLEGAL_HELP = (
-    "The simulator runs RV64GC (I, M, A, F, D, C, Zicsr, Zifencei) and the cycle, "
-    "instret and time counters; vector (V), bit-manipulation (Zba, Zbb) and half-precision "
-    "(Zfh) instructions are not simulated yet. Compile for rv64gc (-mcpu=baseline_rv64, "
-    "the default here)."
+    f"The simulated X280 runs {target.RUNS} and the cycle, instret and time counters (the "
+    "card's X280 has a vector unit too, which is not simulated yet)."
 )
 TRAPS = ("instruction 0x0000", "instruction 0xc0001073")  # (c.)unimp: __builtin_trap()
 EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
 
 # Unicorn 2.1 has moved pc 4 bytes past the instruction that trapped when it reports an
 # exception, whatever the instruction's length (unicorn issue 1990; pull request 2384
-# would change it). An ecall is 4 bytes, so a core stopped in one is 4 past it too.
-REPORTED_PAST = 4
+# would change it): how far, at an illegal instruction and at an ecall, is probed once
+# per process (conventions). An ecall is 4 bytes; a core stopped in one is past it.
 ECALL_BYTES = 4
+SH1ADD_T0_T1_T2 = 0x2073_22B3  # sh1add t0, t1, t2: an instruction the engine lacks
+ECALL_INSN = 0x0000_0073
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How far past the instruction that trapped the engine's pc is, in the hook."""
+
+    illegal_past: int
+    ecall_past: int
+
+
+@functools.lru_cache(maxsize=None)
+def conventions() -> Conventions:
+    """The engine's pc conventions, probed on one engine: one instruction it lacks, one ecall."""
+    from ..memory import host
+
+    code = host.anonymous(PAGE)
+    code.array[:8] = np.frombuffer(struct.pack("<II", SH1ADD_T0_T1_T2, ECALL_INSN), np.uint8)
+    engine = Engine()
+    base = 0x1000_0000
+    engine.map(base, PAGE, code.address)
+    native = hooks.CoreState()
+    span = (hooks.SpanEntry * 1)()
+    span[0].base, span[0].end, span[0].kind = base, base + PAGE, hooks.SPAN_IMAGE
+    span[0].host = hooks.host_pointer(code.address)
+    native.table.spans, native.table.count = span, 1
+    native.engine.reg_read, native.engine.emu_stop = engines.C_REG_READ, engines.C_EMU_STOP
+    native.isa.probing = 1
+    seen = []
+
+    def on_trap(number: int) -> None:
+        seen.append(engine.read("pc"))
+        engine.stop()
+
+    native.isa.on_trap = hooks.TRAP(on_trap)
+    try:
+        engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(native))
+        engine.hook_native("interrupt", hooks.function("isa_trap"), ctypes.addressof(native))
+        engine.run(base, base + 8)
+        illegal = native.isa.probed_pc - base
+        engine.run(base + 4, base + 8)
+        ecall = seen[0] - (base + 4) if seen else ECALL_BYTES
+    finally:
+        engine.close()
+    return Conventions(int(illegal), int(ecall))
 
 # The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
 # more than 70% of it was used since the last (sim/native/fill.c, maybe_grow).
@@ -90,6 +139,7 @@ class HartContext:
     counting: bool  # the block hook counts instructions (kmx_cycles, or several cores)
     on_ecall: Callable[["Core"], None]
     check_hooks: Callable[[], None]
+    interpret: bool = True  # after an instruction the engine lacks, interpret hot code (isa.c)
 
 
 class Core:
@@ -111,15 +161,30 @@ class Core:
         self._peeked = threading.Event()
         self._peek: tuple[int, int] | None = None
         self._explain = context.explainer
+        self._conventions = conventions()
+        self._pending: BaseException | None = None  # raised in a hook, for run to raise
         self.engine: Engine | None = Engine()
         for span in context.memory.spans:
             self.engine.map(span.base, span.size, span.host_address)
-        # The TLB-fill hook and the cycle counter are C (sim/native/): they run on
-        # the fast path. Their state: this core's span table and counters.
+        # The TLB-fill hook, the cycle counter and the instructions the engine lacks are
+        # C (sim/native/): they run on the fast path. Their state: this core's span table,
+        # counters and the interpreter's memory.
         self.native = hooks.CoreState(engine=hooks.EngineCalls(
             reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
             emu_stop=engines.C_EMU_STOP, core=number,
         ))
+        self._scratch = np.zeros(hooks.scratch_size(), np.uint8)  # (zeros: calloc's, untouched pages)
+        isa = self.native.isa
+        isa.reg_write, isa.translate = engines.C_REG_WRITE, engines.C_TRANSLATE
+        isa.on_trap = hooks.TRAP(self._on_trap)
+        isa.illegal_past = self._conventions.illegal_past
+        isa.interpret = int(context.interpret)
+        isa.scratch = self._scratch.ctypes.data
+        isa.page_generation = isa.code_generation = 1
+        stubs = context.image.stubs  # (the loader's RV64GC for Zba and Zbb: sim.isa.rewrite)
+        if stubs.end > stubs.start:
+            self.native.turn.uncounted_start = context.image_base + stubs.start
+            self.native.turn.uncounted_end = context.image_base + stubs.end
         self._span_table()
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
@@ -129,7 +194,7 @@ class Core:
         if context.counting:
             self.engine.hook_native("block", hooks.function("count_block"), ctypes.addressof(self.native))
             self.native.turn.counting = 1
-        self.engine.on_exception(self._exception)
+        self.engine.hook_native("interrupt", hooks.function("isa_trap"), ctypes.addressof(self.native))
         self.engine.write("sp", stack_top)
         self.engine.write("a0", number)
         self.pc = entry
@@ -190,6 +255,9 @@ class Core:
             while True:
                 self.engine.run(self.pc, self._halt)
                 self.pc = self.engine.read("pc")
+                if self._pending is not None:  # raised in the interrupt hook
+                    error, self._pending = self._pending, None
+                    raise error
                 if not self._go_on():
                     break
             if native.turn.partial:  # the turn ends inside the next block
@@ -219,13 +287,18 @@ class Core:
             offset += decode.length(code[offset] | code[offset + 1] << 8)
         self.native.turn.budget_on = 0
         self.native.tlb.grow_at = 0
+        interpreting, self.native.isa.interpret = self.native.isa.interpret, 0  # (it would run past `until`)
         self.engine.drop_translations(start, start + size)
         try:
             self.engine.run(start, start + offset)
         finally:
             self.engine.drop_translations(start, start + size)
             self.native.tlb.grow_at = self._grow_at
+            self.native.isa.interpret = interpreting
         self.pc = self.engine.read("pc")
+        if self._pending is not None:
+            error, self._pending = self._pending, None
+            raise error
 
     def _go_on(self) -> bool:
         """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
@@ -257,6 +330,7 @@ class Core:
         """Forget every page translation, so that each page comes through the fill hook
         again (after an invalidate or a flush)."""
         self.engine.flush_tlb()
+        hooks.forget_pages(self.native)
 
     def drop_translations(self) -> None:
         """Forget the code the engine translated (and the native hooks' counts of its blocks), so
@@ -271,6 +345,7 @@ class Core:
             engine, self.engine = self.engine, None
         if engine is not None:
             engine.close()
+            self.native.isa.on_trap = hooks.NO_TRAP  # (the callback refers back to the core)
 
     # -- where the core is ---------------------------------------------------------------
 
@@ -303,7 +378,7 @@ class Core:
         """The pc of the ecall the core is in, or stopped after (a kmx call)."""
         if self.engine is None:
             return self.call_pc_from(self.pc)
-        return self.engine.read("pc") - REPORTED_PAST
+        return self.engine.read("pc") - self._conventions.ecall_past
 
     @staticmethod
     def call_pc_from(stopped_at: int) -> int:
@@ -331,11 +406,24 @@ class Core:
 
     # -- the exception hook ----------------------------------------------------------------
 
+    def _on_trap(self, number: int) -> None:
+        """The interrupt hook's call (sim/native/isa.c): an exception its C does not take.
+        What it raises stops the run, and run raises it (a ctypes callback cannot)."""
+        try:
+            self._exception(number)
+        except BaseException as error:  # noqa: BLE001 (KeyboardInterrupt too: run raises it)
+            self._pending = error
+            self.engine.stop()
+
     def _exception(self, number: int) -> None:
         if number == ECALL:
+            if self._conventions.ecall_past == 0:  # (the engine would run the ecall again)
+                self.engine.write("pc", self.engine.read("pc") + ECALL_BYTES)
             self.context.on_ecall(self)
             return
-        pc = self.engine.read("pc") - REPORTED_PAST
+        pc = self.engine.read("pc") - self._conventions.illegal_past
+        if number in REFUSED and self.native.refused.access:  # flh or fsh (isa.c)
+            raise self._refused(pc)
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
         if number == ILLEGAL:
             what = self._stand_in(pc)
@@ -348,10 +436,32 @@ class Core:
             elif insn in TRAPS:
                 cause = f"a trap instruction ({insn}, unimp: what __builtin_trap() compiles to): the thread stopped itself on purpose"
             else:
-                cause = f"{cause} ({insn}). {ILLEGAL_HELP}"
+                cause = self._illegal(pc, insn, cause)
         elif number in MISALIGNED:
             cause = self._misaligned(pc, cause)
         raise self.fault(pc, cause)
+
+    def _illegal(self, pc: int, insn: str, cause: str) -> str:
+        """What an illegal instruction at PC is: of an extension the X280 lacks (or whose
+        unit is not simulated), or none at all."""
+        try:
+            bits = self._explain.instruction(pc)
+        except MemoryAccessError:
+            return f"{cause} ({insn}). {ILLEGAL_HELP}"
+        known = decode.lacking(bits)
+        if known is None:
+            return f"{cause} ({insn}). {ILLEGAL_HELP}"
+        extension, name = known
+        if extension == "V":
+            return (
+                f"a vector instruction (V: {name}, {insn}): the simulator does not run the X280's "
+                f"vector unit yet. Compile without V: the default target, "
+                f"-march={target.DEFAULT_MARCH}, has none"
+            )
+        return (
+            f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "
+            f"the X280 does not have. {ILLEGAL_HELP}"
+        )
 
     def _stand_in(self, pc: int) -> stand_in.Trapped | None:
         """The instruction at PC, when it is one the simulator runs (sim.isa.stand_in):
@@ -362,7 +472,7 @@ class Core:
             return None
         placed = self.context.image.traps.get(pc - self.context.image_base)
         if placed is not None and insn == placed.replacement:  # (unless the thread wrote there since)
-            return placed
+            return None if placed.native else placed  # (the native ones, isa.c runs)
         what = stand_in.trapped(insn) if decode.length(insn & 0xFFFF) == 4 else None
         return what if what is not None and what.counter == "time" else None
 
@@ -393,24 +503,29 @@ class Core:
 
     # -- faults -----------------------------------------------------------------------------
 
+    def _refused(self, pc: int) -> CoreFault:
+        """The fault of the access at PC that the fill hook refused (native.refused)."""
+        address, access = self.native.refused.address, self.native.refused.access
+        try:  # the hook saw only the page; the instruction tells the byte
+            exact = decode.effective_address(self._explain.instruction(pc), self.engine.x)
+            if exact is not None and exact & ~(PAGE - 1) == address:
+                address = exact
+        except MemoryAccessError:
+            pass
+        what = {engines.FETCH: "an instruction fetch from", engines.WRITE: "a store to"}.get(access, "a load from")
+        fetch = access == engines.FETCH
+        if fetch and pc & ~(PAGE - 1) == address:
+            address = pc  # the jump's target itself, not just its page
+        cause = f"{what} {address:#x}, {self._explain.describe_address(address, fetch)}"
+        if fetch:  # the jump's own pc is lost; ra tells where a call came from
+            return self.fault(address, cause, came_from=self.engine.read("ra"))
+        return self.fault(pc, cause)
+
     def _fault_from(self, error: EngineError) -> CoreFault:
         pc = self.engine.read("pc")
         if self.native.refused.access:
-            address, access = self.native.refused.address, self.native.refused.access
-            try:  # the hook saw only the page; the instruction tells the byte
-                exact = decode.effective_address(self._explain.instruction(pc), self.engine.x)
-                if exact is not None and exact & ~(PAGE - 1) == address:
-                    address = exact
-            except MemoryAccessError:
-                pass
-            what = {engines.FETCH: "an instruction fetch from", engines.WRITE: "a store to"}.get(access, "a load from")
-            fetch = access == engines.FETCH
-            if fetch and pc & ~(PAGE - 1) == address:
-                address = pc  # the jump's target itself, not just its page
-            cause = f"{what} {address:#x}, {self._explain.describe_address(address, fetch)}"
-            if fetch:  # the jump's own pc is lost; ra tells where a call came from
-                return self.fault(address, cause, came_from=self.engine.read("ra"))
-        elif error.invalid_instruction:
+            return self._refused(pc)
+        if error.invalid_instruction:
             insn = self._explain.instruction_text(pc)
             if insn in EBREAKS:
                 cause = f"an ebreak ({insn}): a breakpoint, and no debugger is attached"

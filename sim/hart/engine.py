@@ -3,20 +3,21 @@ simulator that imports `unicorn`; the rest sees a hart through sim.hart.core.
 
 What the simulator asks of the engine: memory mapped at addresses (host memory it owns),
 registers by their RISC-V names, runs from a pc to an address, a stop from any thread,
-the two TLB and translation flushes, C hooks (sim.native) and one Python hook for
-exceptions. ENGINE_NOTES (the project's measured facts about Unicorn) says why each is
+the two TLB and translation flushes, and hooks in C (sim.native): the TLB fill, the
+block, and the interrupt hook, which runs the instructions the engine lacks and hands
+every other exception to Python. No hook of the binding's (Python) is used. ENGINE_NOTES (the project's measured facts about Unicorn) says why each is
 used the way it is.
 
 The binding's private parts still needed, and why:
 
 - `unicorn.unicorn_py3.unicorn.uclib`, the binding's handle on the C library: to register
   hooks written in C (the binding registers only Python callables) and to hand the native hooks the
-  addresses of `uc_reg_read` and `uc_emu_stop`, which the C hooks call.
+  addresses of `uc_reg_read`, `uc_reg_write`, `uc_vmem_translate` and `uc_emu_stop`, which
+  the C hooks call.
 - `Uc._uch`, the engine's C handle: for those C calls.
 - `Uc._Uc__finalizer`, the binding's exit-time finalizer: disarmed, because at exit
   sim.card stops the cores first (an engine closed under a running core crashes the
   process); `close` calls it once.
-- `Uc._callbacks`: cleared at `close`, to break the cycle through the Python hook.
 """
 
 from __future__ import annotations
@@ -36,13 +37,20 @@ from unicorn import (
     UcError,
 )
 from unicorn import unicorn_const as ucc
-from unicorn.riscv_const import UC_RISCV_REG_MSTATUS, UC_RISCV_REG_PC, UC_RISCV_REG_X0
+from unicorn.riscv_const import (
+    UC_RISCV_REG_F0,
+    UC_RISCV_REG_FFLAGS,
+    UC_RISCV_REG_FRM,
+    UC_RISCV_REG_MSTATUS,
+    UC_RISCV_REG_PC,
+    UC_RISCV_REG_X0,
+)
 from unicorn.unicorn_py3.unicorn import uclib  # unicorn 2.1's binding: the C library
 
 # What an access was, as the TLB-fill hook and a refused access report it.
 READ, WRITE, FETCH = ucc.UC_MEM_READ, ucc.UC_MEM_WRITE, ucc.UC_MEM_FETCH
 PROT_READ, PROT_WRITE, PROT_EXEC = ucc.UC_PROT_READ, ucc.UC_PROT_WRITE, ucc.UC_PROT_EXEC
-HOOKS = {"tlb_fill": UC_HOOK_TLB_FILL, "block": UC_HOOK_BLOCK}
+HOOKS = {"tlb_fill": UC_HOOK_TLB_FILL, "block": UC_HOOK_BLOCK, "interrupt": UC_HOOK_INTR}
 
 MSTATUS_FS = 0x6000  # floating point on (ENGINE_NOTES: it starts off)
 ECALL = 8  # the exception number of an ecall
@@ -51,11 +59,17 @@ ABI_NAMES = ("zero ra sp gp tp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 "
              "s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6").split()
 _REGISTERS = {name: UC_RISCV_REG_X0 + n for n, name in enumerate(ABI_NAMES)}
 _REGISTERS.update({f"x{n}": UC_RISCV_REG_X0 + n for n in range(32)}, fp=UC_RISCV_REG_X0 + 8, pc=UC_RISCV_REG_PC)
+_REGISTERS.update({f"f{n}": UC_RISCV_REG_F0 + n for n in range(32)}, fflags=UC_RISCV_REG_FFLAGS, frm=UC_RISCV_REG_FRM)
 REG_PC, REG_RA = UC_RISCV_REG_PC, _REGISTERS["ra"]  # the numbers the native hooks read them by
+# hooks.h's copies of the register numbers, which the native code uses (test_hooks checks)
+NATIVE_REGISTERS = {"x0": UC_RISCV_REG_X0, "fflags": UC_RISCV_REG_FFLAGS, "frm": UC_RISCV_REG_FRM,
+                    "f0": UC_RISCV_REG_F0, "pc": UC_RISCV_REG_PC}
 
 # For the native hooks: the C functions they call on the engine.
 C_REG_READ = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value
 C_EMU_STOP = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
+C_REG_WRITE = ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p).value
+C_TRANSLATE = ctypes.cast(uclib.uc_vmem_translate, ctypes.c_void_p).value  # (unicorn 2.1)
 
 
 class EngineError(Exception):
@@ -86,22 +100,14 @@ class Engine:
         self._uc.mem_map_ptr(base, size, UC_PROT_ALL, host_address)
 
     def hook_native(self, kind: str, function: int, data: int) -> None:
-        """Call the C FUNCTION (an address) with DATA at each KIND event ("tlb_fill" or
-        "block"). Added before the first run: hooks added later may not fire."""
+        """Call the C FUNCTION (an address) with DATA at each KIND event ("tlb_fill",
+        "block" or "interrupt": every exception, an ecall among them; the engine goes on at
+        the pc the hook leaves, unless it stops the engine). Added before the first run:
+        hooks added later may not fire."""
         handle = ctypes.c_size_t()
         status = uclib.uc_hook_add(self._uc._uch, ctypes.byref(handle), HOOKS[kind], function, data, 1, 0)
         if status != 0:
             raise EngineError(UcError(status))
-
-    def on_exception(self, callback: Callable[[int], None]) -> None:
-        """Call CALLBACK(number) at each exception (an ecall is ECALL); the engine goes on
-        at the pc the callback leaves, unless it stops the engine."""
-        # The binding keeps its hooks in closures that refer to each other and to the Uc,
-        # a cycle only the cyclic collector frees; the callback is reached through the
-        # engine, which `close` empties, so that the core (and the memory it holds: DRAM
-        # files, views) does not wait for that collector.
-        self._on_exception = callback
-        self._uc.hook_add(UC_HOOK_INTR, lambda _uc, number, _data: self._on_exception(number))
 
     # -- registers ----------------------------------------------------------------------
 
@@ -149,8 +155,6 @@ class Engine:
         uc, self._uc = self._uc, None
         if uc is None:
             return
-        uc._callbacks.clear()  # the hooks' closures refer back to their cores
-        self._on_exception = None
         finalize = getattr(uc, "_Uc__finalizer", None)
         if finalize is not None:
             finalize()  # uc_close, once

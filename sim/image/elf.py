@@ -6,10 +6,11 @@ on every cluster: the loader copies the PT_LOAD segments' bytes to the cluster's
 applies the R_RISCV_RELATIVE relocations for that base.
 
 It also finds, in the code, the few instructions the engine would run unlike the X280
-(sim.isa.stand_in): `fence.i`, which the engine takes as a no-op, and reads of the cycle and
-instruction counters, which the engine answers with the host's clock. Each is replaced,
-in the placed copy only, by an instruction the engine traps on, so that sim.hart.core can do
-what the X280 does.
+(sim.isa.stand_in): `fence.i`, which the engine takes as a no-op, reads of the cycle and
+instruction counters, which the engine answers with the host's clock, and fmin/fmax. Each
+is replaced, in the placed copy only, by an instruction the engine traps on, so that the
+simulator can do what the X280 does. And it rewrites the Zba and simple Zbb instructions
+into RV64GC stubs (sim.isa.rewrite), in the placed copy only too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from ..isa import stand_in
+from ..isa import rewrite, stand_in
 from ..layout import PAGE, align_up
 
 R_RISCV_NONE = 0
@@ -53,6 +54,7 @@ class ThreadImage:
     traps: dict[int, stand_in.Trapped] = field(default_factory=dict, repr=False)  # offset -> what
     symbols: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)  # (start, size, name)
     calls_cycles: bool = False  # the thread calls kmx_cycles
+    stubs: rewrite.Stubs = field(default=rewrite.NO_STUBS, repr=False)  # Zba, Zbb in RV64GC
 
     @property
     def uses_cycles(self) -> bool:
@@ -68,6 +70,11 @@ class ThreadImage:
             memory[offset : offset + 8] = np.frombuffer(struct.pack("<Q", base + addend), dtype=np.uint8)
         for offset, trapped in self.traps.items():
             memory[offset : offset + 4] = np.frombuffer(struct.pack("<I", trapped.replacement), dtype=np.uint8)
+        stubs = self.stubs
+        for offset, insn in stubs.sites.items():
+            memory[offset : offset + 4] = np.frombuffer(struct.pack("<I", insn), dtype=np.uint8)
+        if stubs.code:
+            memory[stubs.start : stubs.start + len(stubs.code)] = np.frombuffer(stubs.code, dtype=np.uint8)
 
     def in_code(self, offset: int) -> bool:
         return any(start <= offset < end for start, end in self.code)
@@ -84,11 +91,11 @@ def load_image(path: Path) -> ThreadImage:
     """Read a thread's ELF. Raises ImageError when it is not one the simulator runs. An
     image is read once a process: the build cache names an ELF by its contents."""
     stat = os.stat(path)
-    return _load(Path(path), stat.st_size, stat.st_mtime_ns)
+    return _load(Path(path), stat.st_size, stat.st_mtime_ns, _rewriting())
 
 
 @functools.lru_cache(maxsize=64)
-def _load(path: Path, _size: int, _mtime: int) -> ThreadImage:
+def _load(path: Path, _size: int, _mtime: int, _rewrites: bool) -> ThreadImage:
     try:
         with open(path, "rb") as f:
             return _read(path, ELFFile(f))
@@ -113,11 +120,15 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
     code = []
     traps: dict[int, stand_in.Trapped] = {}
     symbols = _symbols(elf)
+    by_name = {s.name: s.value for s in symbols if s.name in (rewrite.STUBS_SYMBOL, rewrite.STUBS_END_SYMBOL)}
+    area = (by_name.get(rewrite.STUBS_SYMBOL), by_name.get(rewrite.STUBS_END_SYMBOL))
+    rewritable: dict[int, int] = {}
     for index, section in enumerate(elf.iter_sections()):
         if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS":
             start = section["sh_addr"]
             code.append((start, start + section["sh_size"]))
-            traps.update(stand_in.find_trapped(section.data(), start, _data_in_code(symbols, index)))
+            skip = _data_in_code(symbols, index) + ([area] if None not in area else [])
+            traps.update(stand_in.find_trapped(section.data(), start, skip, rewritable))
         if section["sh_type"] not in ("SHT_RELA", "SHT_REL"):
             continue
         if not section["sh_flags"] & SH_FLAGS.SHF_ALLOC:
@@ -147,7 +158,14 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
         traps,
         named,
         calls_cycles=any(s.name == CYCLES_SYMBOL for s in symbols),
+        stubs=rewrite.rewrite(rewritable, *area) if None not in area and _rewriting() else rewrite.NO_STUBS,
     )
+
+
+def _rewriting() -> bool:
+    """KMX_REWRITE=0 turns the loader's rewrites off (sim.isa.rewrite): every Zba and Zbb
+    instruction then runs in C (the tests compare the two)."""
+    return os.environ.get("KMX_REWRITE", "1") != "0"
 
 
 class Symbol(NamedTuple):

@@ -13,10 +13,15 @@ Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
   the card's timer runs at TIMER_HZ and its cores at CORE_HZ (tt-bh-linux x280.dts:
   timebase-frequency 50 MHz, clock-frequency 1 GHz), so the time is the instruction
   count divided by CORE_HZ // TIMER_HZ.
+- `fmin` and `fmax` (`.s` and `.d`) of a number and a signalling NaN give the canonical
+  NaN (QEMU 5.0's IEEE 754-2008 minNum); the F extension 2.2, which the X280 follows,
+  gives the number.
 
 The loader finds these in the thread's code (`find_trapped`) and places, instead of each,
 an instruction the engine traps on (a read of the `time` CSR, which the engine lacks; an
-unused MISC-MEM encoding for fence.i). sim.hart.core answers the trap.
+unused MISC-MEM encoding for fence.i; for fmin and fmax the same instruction with funct3
+4 or 5, which no extension the X280 has defines). sim.hart.core answers the trap of the
+first two; sim/native/isa.c runs fmin and fmax, as F 2.2 says, in C.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 CSR_MCYCLE, CSR_MINSTRET = 0xB00, 0xB02
 COUNTERS = {CSR_CYCLE: "cycle", CSR_TIME: "time", CSR_INSTRET: "instret", CSR_MCYCLE: "mcycle", CSR_MINSTRET: "minstret"}
 
-SYSTEM, MISC_MEM = 0x73, 0x0F
+SYSTEM, MISC_MEM, OP_FP = 0x73, 0x0F, 0x53
+FMIN_MAX = (0x14, 0x15)  # funct7 of fmin/fmax.s and .d (funct3 0: min, 1: max)
+FMIN_MAX_STAND_IN = 4  # added to funct3: 4 stands for fmin, 5 for fmax (isa.c)
 FENCE_I_FUNCT3 = 1
 FENCE_I_STAND_IN = 0x0000_700F  # MISC-MEM with funct3 7: no instruction, so it traps
 CSR_READS = (2, 3, 6, 7)  # csrrs, csrrc, csrrsi, csrrci: a read when rs1 / uimm is 0
@@ -46,10 +53,11 @@ class Trapped:
     replacement: int
     counter: str | None = None
     rd: int = 0
+    native: bool = False  # run in C (sim/native/isa.c), not by sim.hart.core
 
     @property
     def fence_i(self) -> bool:
-        return self.counter is None
+        return self.counter is None and not self.native
 
 
 def trapped(insn: int) -> Trapped | None:
@@ -57,6 +65,8 @@ def trapped(insn: int) -> Trapped | None:
     opcode, funct3 = insn & 0x7F, (insn >> 12) & 7
     if opcode == MISC_MEM and funct3 == FENCE_I_FUNCT3:
         return Trapped(insn, FENCE_I_STAND_IN)
+    if opcode == OP_FP and insn >> 25 in FMIN_MAX and funct3 in (0, 1):
+        return Trapped(insn, insn + (FMIN_MAX_STAND_IN << 12), native=True)
     if opcode == SYSTEM and funct3 in CSR_READS and (insn >> 15) & 0x1F == 0:
         csr = insn >> 20
         if csr in COUNTERS:
@@ -64,11 +74,15 @@ def trapped(insn: int) -> Trapped | None:
     return None
 
 
-def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = ()) -> dict[int, Trapped]:
+def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = (),
+                 rewritable: dict[int, int] | None = None) -> dict[int, Trapped]:
     """The instructions of CODE (a section's bytes, at offset START) that the simulator
     runs, by offset. A linear sweep, which skips DATA ([from, to) offsets: what the
     assembler marked as data with `$d` mapping symbols, and objects placed among the
-    code). Compiled RISC-V code has no data between its instructions."""
+    code). Compiled RISC-V code has no data between its instructions. The instructions
+    sim.isa.rewrite may turn into RV64GC go into REWRITABLE (offset -> instruction)."""
+    from . import rewrite
+
     found = {}
     offset, end = 0, len(code) - 1
     data = sorted(data)
@@ -83,10 +97,12 @@ def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = ()) -> d
         if offset + 4 > len(code):
             break
         insn = int.from_bytes(code[offset : offset + 4], "little")
-        if (insn & 0x7F) in (SYSTEM, MISC_MEM):
+        if (insn & 0x7F) in (SYSTEM, MISC_MEM, OP_FP):
             what = trapped(insn)
             if what is not None:
                 found[start + offset] = what
+        elif rewritable is not None and rewrite.candidate(insn):
+            rewritable[start + offset] = insn
         offset += 4
     return found
 

@@ -7,6 +7,9 @@
  *   dirty.c   the dirty lines of a region, for a flush
  *   spans.c   which span an address is in
  *   sizes.c   the structs' sizes, for hooks.py to check its mirrors against
+ *   isa.c     the interrupt hook: the X280's instructions the engine lacks (Zba, Zbb,
+ *             Zfh) run in C, and the interpreter that goes on from them while code is hot
+ *   softfloat.c  half precision exactly, and fmin/fmax as the F extension says
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -36,6 +39,9 @@ typedef struct {
 } uc_tlb_entry;
 
 typedef int (*reg_read_fn)(void *uc, int regid, void *value);
+typedef int (*reg_write_fn)(void *uc, int regid, const void *value);
+typedef int (*translate_fn)(void *uc, uint64_t address, int prot, uint64_t *paddress);
+typedef void (*trap_fn)(int64_t number);
 typedef void (*page_event_fn)(int64_t token, uint64_t page);
 typedef int (*emu_stop_fn)(void *uc);
 
@@ -107,9 +113,27 @@ typedef struct { /* the cycle model and the turn's length (turns.c) */
     int64_t partial;        /* the run stopped before a block that would overrun the turn */
     uint64_t block_address; /* that block */
     uint64_t block_size;
+    uint64_t uncounted_start; /* the loader's stubs (sim/isa/rewrite.py): their instructions */
+    uint64_t uncounted_end;   /* stand for the one they replace, which counted */
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
 } Turn;
+
+typedef struct { /* the instructions run here rather than by the engine (isa.c) */
+    reg_write_fn reg_write;
+    translate_fn translate;  /* uc_vmem_translate: through the engine's TLB and tlb_fill */
+    trap_fn on_trap;         /* Python: an exception the native code does not take */
+    int64_t illegal_past;    /* at an illegal instruction the engine's pc is this far past it (probed) */
+    int64_t interpret;       /* after an emulated instruction, go on interpreting while code is hot */
+    int64_t probing;         /* the probe of the engine's pc: record it, and stop */
+    uint64_t probed_pc;
+    uint64_t traps;          /* illegal-instruction traps this code ran */
+    uint64_t interpreted;    /* instructions the interpreter ran after them */
+    uint64_t episodes;       /* times it went on interpreting after a trap */
+    uint8_t *scratch;        /* the interpreter's memory (isa.c, Scratch): Python allocates it */
+    uint32_t page_generation;  /* a page translation of another generation is stale */
+    uint32_t code_generation;  /* so is a decoded instruction */
+} IsaState;
 
 typedef struct {
     EngineCalls engine;
@@ -117,8 +141,38 @@ typedef struct {
     Refusal refused;
     TlbGrowth tlb;
     Turn turn;
+    IsaState isa;
 } Core;
 
 Span *find_span(Core *core, uint64_t address);
+
+/* unicorn's RISC-V register numbers (riscv.h; sim/native/hooks.py checks them) */
+#define UC_REG_X0 1
+#define UC_REG_FFLAGS 41
+#define UC_REG_FRM 42
+#define UC_REG_F0 158
+#define UC_REG_PC 190
+
+/* softfloat.c */
+enum { RM_RNE = 0, RM_RTZ = 1, RM_RDN = 2, RM_RUP = 3, RM_RMM = 4, RM_DYN = 7 };
+enum { FFLAG_NX = 1, FFLAG_UF = 2, FFLAG_OF = 4, FFLAG_DZ = 8, FFLAG_NV = 16 };
+#define HALF_NAN 0x7E00u
+uint16_t half_add(uint16_t a, uint16_t b, int rm, uint32_t *flags);
+uint16_t half_sub(uint16_t a, uint16_t b, int rm, uint32_t *flags);
+uint16_t half_mul(uint16_t a, uint16_t b, int rm, uint32_t *flags);
+uint16_t half_div(uint16_t a, uint16_t b, int rm, uint32_t *flags);
+uint16_t half_sqrt(uint16_t a, int rm, uint32_t *flags);
+uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c, int negate_product, int negate_addend, int rm, uint32_t *flags);
+int half_compare(uint16_t a, uint16_t b, int which, uint32_t *flags);
+uint16_t half_min_max(uint16_t a, uint16_t b, int max, uint32_t *flags);
+uint32_t single_min_max(uint32_t a, uint32_t b, int max, uint32_t *flags);
+uint64_t double_min_max(uint64_t a, uint64_t b, int max, uint32_t *flags);
+uint32_t half_class(uint16_t h);
+uint32_t half_to_single(uint16_t h, uint32_t *flags);
+uint64_t half_to_double(uint16_t h, uint32_t *flags);
+uint16_t single_to_half(uint32_t s, int rm, uint32_t *flags);
+uint16_t double_to_half(uint64_t d, int rm, uint32_t *flags);
+uint16_t integer_to_half(uint64_t magnitude, int negative, int rm, uint32_t *flags);
+uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *flags);
 
 #endif

@@ -32,12 +32,14 @@ from ..build.cache import BuildError
 
 FOLDER = Path(__file__).resolve().parent
 SOURCES = tuple(sorted(FOLDER.glob("*.c")))
-HEADER = FOLDER / "hooks.h"
+HEADERS = tuple(sorted(FOLDER.glob("*.h")))
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
+TRAP = ctypes.CFUNCTYPE(None, ctypes.c_int64)  # an exception for Python (isa.c, on_trap)
+NO_TRAP = TRAP(lambda number: None)  # a closed core's
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
 
 # hooks.h's copies of unicorn.h's constants
@@ -127,8 +129,30 @@ class Turn(ctypes.Structure):
         ("partial", ctypes.c_int64),
         ("block_address", ctypes.c_uint64),
         ("block_size", ctypes.c_uint64),
+        ("uncounted_start", ctypes.c_uint64),
+        ("uncounted_end", ctypes.c_uint64),
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
+    ]
+
+
+class IsaState(ctypes.Structure):
+    """The instructions run in C rather than by the engine (isa.c)."""
+
+    _fields_ = [
+        ("reg_write", ctypes.c_void_p),
+        ("translate", ctypes.c_void_p),
+        ("on_trap", TRAP),
+        ("illegal_past", ctypes.c_int64),
+        ("interpret", ctypes.c_int64),
+        ("probing", ctypes.c_int64),
+        ("probed_pc", ctypes.c_uint64),
+        ("traps", ctypes.c_uint64),
+        ("interpreted", ctypes.c_uint64),
+        ("episodes", ctypes.c_uint64),
+        ("scratch", ctypes.c_void_p),
+        ("page_generation", ctypes.c_uint32),
+        ("code_generation", ctypes.c_uint32),
     ]
 
 
@@ -141,7 +165,13 @@ class CoreState(ctypes.Structure):
         ("refused", Refusal),
         ("tlb", TlbGrowth),
         ("turn", Turn),
+        ("isa", IsaState),
     ]
+
+
+def scratch_size() -> int:
+    """The bytes of memory the interpreter of a core needs (isa.c, Scratch)."""
+    return library().isa_scratch_size()
 
 
 def pointer(array, ctype=ctypes.c_uint8):
@@ -162,7 +192,7 @@ def _build() -> Path:
     # name where its symbols come from, so elsewhere the system's C library is linked.
     command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
     key = build_cache.key_of(
-        ["hooks", *(part for f in (*SOURCES, HEADER) for part in (f.name, f.read_bytes())), *command[1:],
+        ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.name, f.read_bytes())), *command[1:],
          toolchain.zig_identity(), sys.platform, platform.machine()]
     )
     found = build_cache.lookup("host", key)
@@ -196,6 +226,7 @@ def library() -> ctypes.CDLL:
             ]
             loaded.region_access.restype = ctypes.c_int
             loaded.struct_size.restype = ctypes.c_uint64
+            loaded.isa_scratch_size.restype = ctypes.c_uint64
             loaded.dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
                                            ctypes.c_int64, ctypes.c_void_p]
             loaded.dirty_lines.restype = ctypes.c_int64
@@ -213,9 +244,17 @@ def function(name: str) -> int:
 
 
 def forget_blocks(core: CoreState) -> None:
-    """Empty CORE's cache of block lengths (turns.c, instructions): the code changed."""
+    """Forget what CORE's hooks know of its code: the block lengths (turns.c,
+    instructions) and the decoded instructions (isa.c): the code changed."""
     turn = core.turn
     ctypes.memset(ctypes.addressof(turn) + Turn.block_keys.offset, 0, Turn.block_keys.size)
+    core.isa.code_generation += 1
+
+
+def forget_pages(core: CoreState) -> None:
+    """Forget the page translations CORE's interpreter keeps (isa.c): the engine's TLB
+    was flushed, so each page must come through the fill hook again."""
+    core.isa.page_generation += 1
 
 
 def dirty_lines(view: np.ndarray, clean: np.ndarray | None, first: int) -> np.ndarray:

@@ -16,6 +16,8 @@ static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
     uint64_t slot = (address >> 1) & (BLOCK_CACHE - 1);
     if (turn->block_keys[slot] == key)
         return turn->block_counts[slot];
+    if (address >= turn->uncounted_start && address < turn->uncounted_end)
+        return 0; /* a stub of the loader's: the jump to it counted as its instruction */
     Span *span = find_span(core, address);
     if (!span)
         return 0;

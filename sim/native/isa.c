@@ -1,0 +1,886 @@
+/* isa.c: isa_trap, the engine's interrupt hook. The X280's instructions that the engine
+ * (QEMU 5.0's RV64GC) lacks, Zba, Zbb and Zfh (with Zfhmin), reach it as illegal
+ * instructions and run here, in C; so do the stand-ins the loader put in place of fmin
+ * and fmax (sim/isa/stand_in.py), which the engine runs unlike the F extension. Every
+ * other exception (an ecall, a fault, an instruction the X280 lacks) goes to Python
+ * (core->isa.on_trap).
+ *
+ * After an emulated instruction the hook goes on interpreting the code that follows, in
+ * C, while it stays hot: up to an instruction the interpreter does not know (an ecall, a
+ * CSR, an atomic, F and D arithmetic), until STAY instructions have passed without one
+ * the engine lacks, or the turn's budget or EPISODE instructions run out. A loop with a
+ * Zba instruction in it (clang puts sh1add and sh2add in address arithmetic) then runs
+ * here whole instead of trapping at every pass. The interpreter counts the instructions
+ * it runs into the cycle model and the turns (hooks.h, Turn) exactly as the block hook
+ * does, and reaches memory the way the engine does: through uc_vmem_translate, so through
+ * the engine's TLB and tlb_fill (fill.c), which the cache model and the checker see.
+ *
+ * The vector unit will be one more part of this file's decoder and Hart (issue 14).
+ */
+#include "hooks.h"
+
+#define UC_PROT_READ_ 1
+#define UC_PROT_WRITE_ 2
+#define ILLEGAL 2
+
+#define STAY 256          /* instructions without one the engine lacks before going back to it */
+#define EPISODE (1 << 20) /* the most the interpreter runs at a time (a stop is seen between) */
+#define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
+#define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
+
+typedef struct {
+    uint64_t pc;
+    uint32_t insn;       /* the 32-bit instruction (a compressed one expanded) */
+    uint16_t op;
+    uint8_t length;
+    uint8_t own;         /* one the engine lacks (so the code is still hot) */
+    uint8_t rd, rs1, rs2, rs3;
+    uint8_t rm;
+    uint8_t pad;
+    uint32_t generation;
+    int64_t imm;
+} Decoded;
+
+typedef struct {
+    uint64_t page;       /* the page's address + 1 (0: empty) */
+    uint8_t *host;
+    uint32_t generation;
+    uint32_t writable;
+} PageEntry;
+
+typedef struct {
+    Decoded code[CODE_CACHE];
+    PageEntry pages[PAGE_CACHE];
+} Scratch;
+
+uint64_t isa_scratch_size(void) { return sizeof(Scratch); }
+
+/* The hart's registers while the hook runs: read from the engine as needed, written back
+ * at the end. */
+typedef struct {
+    Core *core;
+    void *uc;
+    Scratch *scratch;
+    uint64_t x[32];
+    uint64_t f[32];
+    uint32_t x_have, x_dirty, f_have, f_dirty;
+    uint32_t flags;     /* fflags raised */
+    int frm;            /* the dynamic rounding mode (-1: not read yet) */
+    uint64_t pc;        /* the instruction running */
+    int engine_pc_moved;
+    int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
+    uint32_t page_generation;
+} Hart;
+
+#define AI inline __attribute__((always_inline))
+
+/* x register N. EAGER (a constant where it is called): all were read at the start (the
+ * interpreter's way), so each access is one load; else each is read when first used
+ * (a single instruction's way). */
+static AI uint64_t X(Hart *h, int n, int eager) {
+    if (!eager && !(h->x_have >> n & 1)) {
+        h->core->engine.reg_read(h->uc, UC_REG_X0 + n, &h->x[n]);
+        h->x_have |= 1u << n;
+    }
+    return h->x[n];
+}
+
+static AI void set_x(Hart *h, int n, uint64_t value, int eager) {
+    if (eager) { /* (x0 is made 0 again after each instruction) */
+        h->x[n] = value;
+        return;
+    }
+    if (n == 0)
+        return;
+    h->x[n] = value;
+    h->x_have |= 1u << n;
+    h->x_dirty |= 1u << n;
+}
+
+static uint64_t F(Hart *h, int n) {
+    if (!(h->f_have >> n & 1)) {
+        h->core->engine.reg_read(h->uc, UC_REG_F0 + n, &h->f[n]);
+        h->f_have |= 1u << n;
+    }
+    return h->f[n];
+}
+
+static void set_f(Hart *h, int n, uint64_t value) {
+    h->f[n] = value;
+    h->f_have |= 1u << n;
+    h->f_dirty |= 1u << n;
+}
+
+/* A half in f register N, NaN-boxed as the F extension asks: a value whose upper 48
+ * bits are not all ones is the canonical NaN. */
+static uint16_t H(Hart *h, int n) {
+    uint64_t v = F(h, n);
+    return (v >> 16) == 0xFFFFFFFFFFFFull ? (uint16_t)v : HALF_NAN;
+}
+
+static void set_h(Hart *h, int n, uint16_t value) { set_f(h, n, 0xFFFFFFFFFFFF0000ull | value); }
+
+/* A single in f register N. The engine leaves the single-precision results it computes
+ * unboxed (upper 32 bits zero, docs/simulator.md), so those count as singles too. */
+static uint32_t S(Hart *h, int n) {
+    uint64_t v = F(h, n), upper = v >> 32;
+    return upper == 0xFFFFFFFFull || upper == 0 ? (uint32_t)v : 0x7FC00000u;
+}
+
+static void set_s(Hart *h, int n, uint32_t value) { set_f(h, n, 0xFFFFFFFF00000000ull | value); }
+
+/* The rounding mode of an instruction's rm field; -1 when it is reserved (the instruction
+ * is illegal). */
+static int rounding(Hart *h, int rm) {
+    if (rm == RM_DYN) {
+        if (h->frm < 0) {
+            uint64_t frm = 0;
+            h->core->engine.reg_read(h->uc, UC_REG_FRM, &frm);
+            h->frm = (int)(frm & 7);
+        }
+        rm = h->frm;
+    }
+    return rm <= RM_RMM ? rm : -1;
+}
+
+/* Write what changed back to the engine; it goes on at NEXT_PC (its pc is REPORTED now). */
+static void write_back(Hart *h, uint64_t next_pc, uint64_t reported) {
+    Core *core = h->core;
+    for (int n = 1; n < 32; n++)
+        if (h->x_dirty >> n & 1)
+            core->isa.reg_write(h->uc, UC_REG_X0 + n, &h->x[n]);
+    for (int n = 0; n < 32; n++)
+        if (h->f_dirty >> n & 1)
+            core->isa.reg_write(h->uc, UC_REG_F0 + n, &h->f[n]);
+    if (h->flags) {
+        uint64_t fflags = 0;
+        core->engine.reg_read(h->uc, UC_REG_FFLAGS, &fflags);
+        fflags |= h->flags;
+        core->isa.reg_write(h->uc, UC_REG_FFLAGS, &fflags);
+    }
+    if (next_pc != reported || h->engine_pc_moved) {
+        /* (a 4-byte instruction run alone leaves the pc where the engine has it) */
+        core->isa.reg_write(h->uc, UC_REG_PC, &next_pc);
+    }
+}
+
+/* -- memory ----------------------------------------------------------------------------- */
+
+/* The host address of ADDRESS (an access that stays inside its page), through the
+ * engine's TLB (and so tlb_fill, which may refuse: 0). */
+static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int write) {
+    uint64_t page = address & ~(uint64_t)(PAGE - 1);
+    PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
+    Core *core = h->core;
+    /* tlb_fill records a store's pc and ra (the checker names the line): the engine's
+     * must be the instruction's own, not where the engine trapped. */
+    uint64_t pc = h->pc;
+    core->isa.reg_write(h->uc, UC_REG_PC, &pc);
+    h->engine_pc_moved = 1;
+    if (h->x_dirty >> 1 & 1)
+        core->isa.reg_write(h->uc, UC_REG_X0 + 1, &h->x[1]);
+    uint64_t paddr = 0;
+    if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
+        return 0;
+    Span *span = find_span(core, paddr);
+    if (!span || paddr + 1 > span->end)
+        return 0;
+    if (core->tlb.grow)
+        h->stop = 1;
+    uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
+    e->page = page + 1;
+    e->host = span->host + (ppage - span->base);
+    e->generation = core->isa.page_generation;
+    e->writable = write;
+    return e->host + (address - page);
+}
+
+static inline __attribute__((always_inline)) uint8_t *host_of(Hart *h, uint64_t address, int write) {
+    uint64_t page = address & ~(uint64_t)(PAGE - 1);
+    PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
+    if (__builtin_expect(e->page == page + 1 && e->generation == h->page_generation &&
+                         (!write || e->writable), 1))
+        return e->host + (address - page);
+    return host_miss(h, address, write);
+}
+
+/* Across two pages: a byte at a time (both pages first, so that a refusal changes nothing). */
+static __attribute__((noinline)) int load_split(Hart *h, uint64_t address, int size, uint64_t *value) {
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++) {
+        uint8_t *p = host_of(h, address + i, 0);
+        if (!p)
+            return 0;
+        v |= (uint64_t)*p << (8 * i);
+    }
+    *value = v;
+    return 1;
+}
+
+static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int size, uint64_t value) {
+    for (int i = 0; i < size; i++)
+        if (!host_of(h, address + i, 1))
+            return 0;
+    for (int i = 0; i < size; i++)
+        *host_of(h, address + i, 1) = (uint8_t)(value >> (8 * i));
+    return 1;
+}
+
+/* Load or store SIZE bytes (1, 2, 4, 8: a constant where it is called, so each is one
+ * host load or store) at ADDRESS: 0 when the memory refuses. */
+#define ACCESS(T, size)                                                                      \
+    static inline __attribute__((always_inline)) int load##size(Hart *h, uint64_t address, uint64_t *value) { \
+        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
+            return load_split(h, address, size, value);                                      \
+        uint8_t *p = host_of(h, address, 0);                                                 \
+        if (!p)                                                                              \
+            return 0;                                                                        \
+        T v;                                                                                 \
+        __builtin_memcpy(&v, p, size);                                                       \
+        *value = v;                                                                          \
+        return 1;                                                                            \
+    }                                                                                        \
+    static inline __attribute__((always_inline)) int store##size(Hart *h, uint64_t address, uint64_t value) { \
+        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
+            return store_split(h, address, size, value);                                     \
+        uint8_t *p = host_of(h, address, 1);                                                 \
+        if (!p)                                                                              \
+            return 0;                                                                        \
+        T v = (T)value;                                                                      \
+        __builtin_memcpy(p, &v, size);                                                       \
+        return 1;                                                                            \
+    }
+ACCESS(uint8_t, 1)
+ACCESS(uint16_t, 2)
+ACCESS(uint32_t, 4)
+ACCESS(uint64_t, 8)
+#define load(h, a, size, v) load##size(h, a, v)
+#define store(h, a, size, v) store##size(h, a, v)
+
+/* -- decoding --------------------------------------------------------------------------- */
+
+enum {
+    OP_UNKNOWN = 0,
+    /* RV64I */
+    OP_LUI, OP_AUIPC, OP_JAL, OP_JALR, OP_BEQ, OP_BNE, OP_BLT, OP_BGE, OP_BLTU, OP_BGEU,
+    OP_LB, OP_LH, OP_LW, OP_LD, OP_LBU, OP_LHU, OP_LWU, OP_SB, OP_SH, OP_SW, OP_SD,
+    OP_ADDI, OP_SLTI, OP_SLTIU, OP_XORI, OP_ORI, OP_ANDI, OP_SLLI, OP_SRLI, OP_SRAI,
+    OP_ADD, OP_SUB, OP_SLL, OP_SLT, OP_SLTU, OP_XOR, OP_SRL, OP_SRA, OP_OR, OP_AND,
+    OP_ADDIW, OP_SLLIW, OP_SRLIW, OP_SRAIW, OP_ADDW, OP_SUBW, OP_SLLW, OP_SRLW, OP_SRAW,
+    /* M */
+    OP_MUL, OP_MULH, OP_MULHSU, OP_MULHU, OP_DIV, OP_DIVU, OP_REM, OP_REMU,
+    OP_MULW, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW,
+    /* F and D memory */
+    OP_FLW, OP_FLD, OP_FSW, OP_FSD,
+    OP_OWN, /* the ones below: the engine lacks them */
+    /* Zba */
+    OP_SH1ADD, OP_SH2ADD, OP_SH3ADD, OP_ADD_UW, OP_SH1ADD_UW, OP_SH2ADD_UW, OP_SH3ADD_UW, OP_SLLI_UW,
+    /* Zbb */
+    OP_ANDN, OP_ORN, OP_XNOR, OP_CLZ, OP_CLZW, OP_CTZ, OP_CTZW, OP_CPOP, OP_CPOPW,
+    OP_MAX, OP_MAXU, OP_MIN, OP_MINU, OP_SEXT_B, OP_SEXT_H, OP_ZEXT_H,
+    OP_ROL, OP_ROLW, OP_ROR, OP_RORI, OP_RORIW, OP_RORW, OP_ORC_B, OP_REV8,
+    /* Zfh */
+    OP_FLH, OP_FSH, OP_FADD_H, OP_FSUB_H, OP_FMUL_H, OP_FDIV_H, OP_FSQRT_H,
+    OP_FSGNJ_H, OP_FSGNJN_H, OP_FSGNJX_H, OP_FMIN_H, OP_FMAX_H, OP_FEQ_H, OP_FLT_H, OP_FLE_H,
+    OP_FCLASS_H, OP_FMV_X_H, OP_FMV_H_X,
+    OP_FCVT_W_H, OP_FCVT_WU_H, OP_FCVT_L_H, OP_FCVT_LU_H,
+    OP_FCVT_H_W, OP_FCVT_H_WU, OP_FCVT_H_L, OP_FCVT_H_LU,
+    OP_FCVT_S_H, OP_FCVT_H_S, OP_FCVT_D_H, OP_FCVT_H_D,
+    OP_FMADD_H, OP_FMSUB_H, OP_FNMSUB_H, OP_FNMADD_H,
+    /* the loader's stand-ins for fmin and fmax (sim/isa/stand_in.py) */
+    OP_FMIN_S, OP_FMAX_S, OP_FMIN_D, OP_FMAX_D,
+};
+
+static int64_t sext(uint64_t value, int bits) { return (int64_t)(value << (64 - bits)) >> (64 - bits); }
+
+static uint32_t bits(uint32_t insn, int hi, int lo) { return (insn >> lo) & ((1u << (hi - lo + 1)) - 1); }
+
+/* A compressed instruction as the 32-bit one it stands for (0: none the interpreter runs). */
+static uint32_t expand(uint16_t c) {
+    uint32_t q = c & 3, f3 = c >> 13;
+    uint32_t rdp = 8 + bits(c, 4, 2), rs1p = 8 + bits(c, 9, 7), rd = bits(c, 11, 7), rs2 = bits(c, 6, 2);
+#define I_TYPE(imm, rs1, f3_, rd_, opc) ((((uint32_t)(imm) & 0xFFF) << 20) | ((rs1) << 15) | ((f3_) << 12) | ((rd_) << 7) | (opc))
+#define S_TYPE(imm, rs2_, rs1, f3_, opc) (((((uint32_t)(imm) >> 5) & 0x7F) << 25) | ((rs2_) << 20) | ((rs1) << 15) | ((f3_) << 12) | (((uint32_t)(imm) & 0x1F) << 7) | (opc))
+#define R_TYPE(f7, rs2_, rs1, f3_, rd_, opc) (((f7) << 25) | ((rs2_) << 20) | ((rs1) << 15) | ((f3_) << 12) | ((rd_) << 7) | (opc))
+    if (q == 0) {
+        uint32_t ld = (bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6);
+        uint32_t lw = (bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6);
+        switch (f3) {
+        case 0: { /* c.addi4spn */
+            uint32_t imm = (bits(c, 12, 11) << 4) | (bits(c, 10, 7) << 6) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 3);
+            return imm ? I_TYPE(imm, 2, 0, rdp, 0x13) : 0;
+        }
+        case 1: return I_TYPE(ld, rs1p, 3, rdp, 0x07); /* c.fld */
+        case 2: return I_TYPE(lw, rs1p, 2, rdp, 0x03); /* c.lw */
+        case 3: return I_TYPE(ld, rs1p, 3, rdp, 0x03); /* c.ld */
+        case 5: return S_TYPE(ld, rdp, rs1p, 3, 0x27); /* c.fsd */
+        case 6: return S_TYPE(lw, rdp, rs1p, 2, 0x23); /* c.sw */
+        case 7: return S_TYPE(ld, rdp, rs1p, 3, 0x23); /* c.sd */
+        }
+        return 0;
+    }
+    if (q == 1) {
+        int32_t imm6 = (int32_t)sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6);
+        switch (f3) {
+        case 0: return I_TYPE(imm6, rd, 0, rd, 0x13); /* c.addi, c.nop */
+        case 1: return rd ? I_TYPE(imm6, rd, 0, rd, 0x1B) : 0; /* c.addiw */
+        case 2: return I_TYPE(imm6, 0, 0, rd, 0x13); /* c.li */
+        case 3:
+            if (rd == 2) { /* c.addi16sp */
+                int32_t imm = (int32_t)sext((bits(c, 12, 12) << 9) | (bits(c, 6, 6) << 4) | (bits(c, 5, 5) << 6) |
+                                            (bits(c, 4, 3) << 7) | (bits(c, 2, 2) << 5), 10);
+                return imm ? I_TYPE(imm, 2, 0, 2, 0x13) : 0;
+            }
+            if (imm6 == 0)
+                return 0;
+            return ((uint32_t)imm6 << 12 & 0xFFFFF000u) | (rd << 7) | 0x37; /* c.lui */
+        case 4: {
+            uint32_t shamt = (bits(c, 12, 12) << 5) | bits(c, 6, 2);
+            switch (bits(c, 11, 10)) {
+            case 0: return I_TYPE(shamt, rs1p, 5, rs1p, 0x13); /* c.srli */
+            case 1: return I_TYPE(0x400 | shamt, rs1p, 5, rs1p, 0x13); /* c.srai */
+            case 2: return I_TYPE(imm6, rs1p, 7, rs1p, 0x13); /* c.andi */
+            }
+            uint32_t r2 = 8 + bits(c, 4, 2);
+            switch ((bits(c, 12, 12) << 2) | bits(c, 6, 5)) {
+            case 0: return R_TYPE(0x20, r2, rs1p, 0, rs1p, 0x33); /* c.sub */
+            case 1: return R_TYPE(0, r2, rs1p, 4, rs1p, 0x33); /* c.xor */
+            case 2: return R_TYPE(0, r2, rs1p, 6, rs1p, 0x33); /* c.or */
+            case 3: return R_TYPE(0, r2, rs1p, 7, rs1p, 0x33); /* c.and */
+            case 4: return R_TYPE(0x20, r2, rs1p, 0, rs1p, 0x3B); /* c.subw */
+            case 5: return R_TYPE(0, r2, rs1p, 0, rs1p, 0x3B); /* c.addw */
+            }
+            return 0;
+        }
+        case 5: { /* c.j */
+            uint32_t imm = (bits(c, 12, 12) << 11) | (bits(c, 11, 11) << 4) | (bits(c, 10, 9) << 8) | (bits(c, 8, 8) << 10) |
+                           (bits(c, 7, 7) << 6) | (bits(c, 6, 6) << 7) | (bits(c, 5, 3) << 1) | (bits(c, 2, 2) << 5);
+            uint32_t i = (uint32_t)sext(imm, 12);
+            return (bits(i, 20, 20) << 31) | (bits(i, 10, 1) << 21) | (bits(i, 11, 11) << 20) | (bits(i, 19, 12) << 12) | 0x6F;
+        }
+        case 6: case 7: { /* c.beqz, c.bnez */
+            uint32_t imm = (bits(c, 12, 12) << 8) | (bits(c, 11, 10) << 3) | (bits(c, 6, 5) << 6) | (bits(c, 4, 3) << 1) |
+                           (bits(c, 2, 2) << 5);
+            uint32_t i = (uint32_t)sext(imm, 9);
+            return (bits(i, 12, 12) << 31) | (bits(i, 10, 5) << 25) | (0 << 20) | (rs1p << 15) | ((f3 - 6) << 12) |
+                   (bits(i, 4, 1) << 8) | (bits(i, 11, 11) << 7) | 0x63;
+        }
+        }
+        return 0;
+    }
+    if (q == 2) {
+        switch (f3) {
+        case 0: { /* c.slli */
+            uint32_t shamt = (bits(c, 12, 12) << 5) | bits(c, 6, 2);
+            return rd ? I_TYPE(shamt, rd, 1, rd, 0x13) : 0;
+        }
+        case 1: { /* c.fldsp */
+            uint32_t off = (bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6);
+            return I_TYPE(off, 2, 3, rd, 0x07);
+        }
+        case 2: { /* c.lwsp */
+            uint32_t off = (bits(c, 12, 12) << 5) | (bits(c, 6, 4) << 2) | (bits(c, 3, 2) << 6);
+            return rd ? I_TYPE(off, 2, 2, rd, 0x03) : 0;
+        }
+        case 3: { /* c.ldsp */
+            uint32_t off = (bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6);
+            return rd ? I_TYPE(off, 2, 3, rd, 0x03) : 0;
+        }
+        case 4:
+            if (!bits(c, 12, 12)) {
+                if (rs2 == 0)
+                    return rd ? I_TYPE(0, rd, 0, 0, 0x67) : 0; /* c.jr */
+                return R_TYPE(0, rs2, 0, 0, rd, 0x33); /* c.mv */
+            }
+            if (rs2 == 0)
+                return rd ? I_TYPE(0, rd, 0, 1, 0x67) : 0; /* c.jalr (c.ebreak: not here) */
+            return R_TYPE(0, rs2, rd, 0, rd, 0x33); /* c.add */
+        case 5: { /* c.fsdsp */
+            uint32_t off = (bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6);
+            return S_TYPE(off, rs2, 2, 3, 0x27);
+        }
+        case 6: { /* c.swsp */
+            uint32_t off = (bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6);
+            return S_TYPE(off, rs2, 2, 2, 0x23);
+        }
+        case 7: { /* c.sdsp */
+            uint32_t off = (bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6);
+            return S_TYPE(off, rs2, 2, 3, 0x23);
+        }
+        }
+    }
+    return 0;
+}
+
+static int decode_op(uint32_t insn) {
+    uint32_t opcode = insn & 0x7F, f3 = bits(insn, 14, 12), f7 = insn >> 25, rs2 = bits(insn, 24, 20);
+    uint32_t imm12 = insn >> 20;
+    switch (opcode) {
+    case 0x37: return OP_LUI;
+    case 0x17: return OP_AUIPC;
+    case 0x6F: return OP_JAL;
+    case 0x67: return f3 == 0 ? OP_JALR : 0;
+    case 0x63: {
+        static const int ops[8] = {OP_BEQ, OP_BNE, 0, 0, OP_BLT, OP_BGE, OP_BLTU, OP_BGEU};
+        return ops[f3];
+    }
+    case 0x03: {
+        static const int ops[8] = {OP_LB, OP_LH, OP_LW, OP_LD, OP_LBU, OP_LHU, OP_LWU, 0};
+        return ops[f3];
+    }
+    case 0x23: {
+        static const int ops[8] = {OP_SB, OP_SH, OP_SW, OP_SD, 0, 0, 0, 0};
+        return ops[f3];
+    }
+    case 0x07: return f3 == 1 ? OP_FLH : f3 == 2 ? OP_FLW : f3 == 3 ? OP_FLD : 0;
+    case 0x27: return f3 == 1 ? OP_FSH : f3 == 2 ? OP_FSW : f3 == 3 ? OP_FSD : 0;
+    case 0x13:
+        switch (f3) {
+        case 0: return OP_ADDI;
+        case 2: return OP_SLTI;
+        case 3: return OP_SLTIU;
+        case 4: return OP_XORI;
+        case 6: return OP_ORI;
+        case 7: return OP_ANDI;
+        case 1:
+            if ((imm12 >> 6) == 0) return OP_SLLI;
+            switch (imm12) {
+            case 0x600: return OP_CLZ;
+            case 0x601: return OP_CTZ;
+            case 0x602: return OP_CPOP;
+            case 0x604: return OP_SEXT_B;
+            case 0x605: return OP_SEXT_H;
+            }
+            return 0;
+        case 5:
+            if ((imm12 >> 6) == 0) return OP_SRLI;
+            if ((imm12 >> 6) == 0x10) return OP_SRAI;
+            if ((imm12 >> 6) == 0x18) return OP_RORI;
+            if (imm12 == 0x287) return OP_ORC_B;
+            if (imm12 == 0x6B8) return OP_REV8;
+            return 0;
+        }
+        return 0;
+    case 0x1B:
+        switch (f3) {
+        case 0: return OP_ADDIW;
+        case 1:
+            if (f7 == 0) return OP_SLLIW;
+            if ((imm12 >> 6) == 0x02) return OP_SLLI_UW;
+            if (imm12 == 0x600) return OP_CLZW;
+            if (imm12 == 0x601) return OP_CTZW;
+            if (imm12 == 0x602) return OP_CPOPW;
+            return 0;
+        case 5:
+            if (f7 == 0) return OP_SRLIW;
+            if (f7 == 0x20) return OP_SRAIW;
+            if (f7 == 0x30) return OP_RORIW;
+            return 0;
+        }
+        return 0;
+    case 0x33:
+        switch (f7) {
+        case 0x00: {
+            static const int ops[8] = {OP_ADD, OP_SLL, OP_SLT, OP_SLTU, OP_XOR, OP_SRL, OP_OR, OP_AND};
+            return ops[f3];
+        }
+        case 0x20:
+            switch (f3) {
+            case 0: return OP_SUB;
+            case 5: return OP_SRA;
+            case 4: return OP_XNOR;
+            case 6: return OP_ORN;
+            case 7: return OP_ANDN;
+            }
+            return 0;
+        case 0x01: {
+            static const int ops[8] = {OP_MUL, OP_MULH, OP_MULHSU, OP_MULHU, OP_DIV, OP_DIVU, OP_REM, OP_REMU};
+            return ops[f3];
+        }
+        case 0x10: return f3 == 2 ? OP_SH1ADD : f3 == 4 ? OP_SH2ADD : f3 == 6 ? OP_SH3ADD : 0;
+        case 0x05: return f3 == 4 ? OP_MIN : f3 == 5 ? OP_MINU : f3 == 6 ? OP_MAX : f3 == 7 ? OP_MAXU : 0;
+        case 0x30: return f3 == 1 ? OP_ROL : f3 == 5 ? OP_ROR : 0;
+        }
+        return 0;
+    case 0x3B:
+        switch (f7) {
+        case 0x00: return f3 == 0 ? OP_ADDW : f3 == 1 ? OP_SLLW : f3 == 5 ? OP_SRLW : 0;
+        case 0x20: return f3 == 0 ? OP_SUBW : f3 == 5 ? OP_SRAW : 0;
+        case 0x01: {
+            static const int ops[8] = {OP_MULW, 0, 0, 0, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW};
+            return ops[f3];
+        }
+        case 0x04: return f3 == 0 ? OP_ADD_UW : (f3 == 4 && rs2 == 0) ? OP_ZEXT_H : 0;
+        case 0x10: return f3 == 2 ? OP_SH1ADD_UW : f3 == 4 ? OP_SH2ADD_UW : f3 == 6 ? OP_SH3ADD_UW : 0;
+        case 0x30: return f3 == 1 ? OP_ROLW : f3 == 5 ? OP_RORW : 0;
+        }
+        return 0;
+    case 0x53:
+        switch (f7) {
+        case 0x02: return OP_FADD_H;
+        case 0x06: return OP_FSUB_H;
+        case 0x0A: return OP_FMUL_H;
+        case 0x0E: return OP_FDIV_H;
+        case 0x2E: return rs2 == 0 ? OP_FSQRT_H : 0;
+        case 0x12: return f3 == 0 ? OP_FSGNJ_H : f3 == 1 ? OP_FSGNJN_H : f3 == 2 ? OP_FSGNJX_H : 0;
+        case 0x16: return f3 == 0 ? OP_FMIN_H : f3 == 1 ? OP_FMAX_H : 0;
+        case 0x14: return f3 == 4 ? OP_FMIN_S : f3 == 5 ? OP_FMAX_S : 0; /* stand-ins */
+        case 0x15: return f3 == 4 ? OP_FMIN_D : f3 == 5 ? OP_FMAX_D : 0;
+        case 0x20: return rs2 == 2 ? OP_FCVT_S_H : 0;
+        case 0x21: return rs2 == 2 ? OP_FCVT_D_H : 0;
+        case 0x22: return rs2 == 0 ? OP_FCVT_H_S : rs2 == 1 ? OP_FCVT_H_D : 0;
+        case 0x52: return f3 == 2 ? OP_FEQ_H : f3 == 1 ? OP_FLT_H : f3 == 0 ? OP_FLE_H : 0;
+        case 0x72: return rs2 != 0 ? 0 : f3 == 0 ? OP_FMV_X_H : f3 == 1 ? OP_FCLASS_H : 0;
+        case 0x7A: return rs2 == 0 && f3 == 0 ? OP_FMV_H_X : 0;
+        case 0x62: return rs2 == 0 ? OP_FCVT_W_H : rs2 == 1 ? OP_FCVT_WU_H : rs2 == 2 ? OP_FCVT_L_H : rs2 == 3 ? OP_FCVT_LU_H : 0;
+        case 0x6A: return rs2 == 0 ? OP_FCVT_H_W : rs2 == 1 ? OP_FCVT_H_WU : rs2 == 2 ? OP_FCVT_H_L : rs2 == 3 ? OP_FCVT_H_LU : 0;
+        }
+        return 0;
+    case 0x43: return bits(insn, 26, 25) == 2 ? OP_FMADD_H : 0;
+    case 0x47: return bits(insn, 26, 25) == 2 ? OP_FMSUB_H : 0;
+    case 0x4B: return bits(insn, 26, 25) == 2 ? OP_FNMSUB_H : 0;
+    case 0x4F: return bits(insn, 26, 25) == 2 ? OP_FNMADD_H : 0;
+    }
+    return 0;
+}
+
+static void decode(Decoded *d, uint32_t insn, int length) {
+    d->insn = insn;
+    d->length = (uint8_t)length;
+    d->op = (uint16_t)decode_op(insn);
+    d->own = d->op > OP_OWN;
+    d->rd = (uint8_t)bits(insn, 11, 7);
+    d->rs1 = (uint8_t)bits(insn, 19, 15);
+    d->rs2 = (uint8_t)bits(insn, 24, 20);
+    d->rs3 = (uint8_t)(insn >> 27);
+    d->rm = (uint8_t)bits(insn, 14, 12);
+    uint32_t opcode = insn & 0x7F;
+    switch (opcode) {
+    case 0x37: case 0x17: d->imm = (int64_t)(int32_t)(insn & 0xFFFFF000u); break;
+    case 0x6F:
+        d->imm = sext((bits(insn, 31, 31) << 20) | (bits(insn, 19, 12) << 12) | (bits(insn, 20, 20) << 11) |
+                      (bits(insn, 30, 21) << 1), 21);
+        break;
+    case 0x63:
+        d->imm = sext((bits(insn, 31, 31) << 12) | (bits(insn, 7, 7) << 11) | (bits(insn, 30, 25) << 5) |
+                      (bits(insn, 11, 8) << 1), 13);
+        break;
+    case 0x23: case 0x27: d->imm = sext((bits(insn, 31, 25) << 5) | bits(insn, 11, 7), 12); break;
+    default: d->imm = sext(insn >> 20, 12); break;
+    }
+}
+
+/* The instruction at PC, decoded (0: not in the thread's code, or cut short there). */
+static inline __attribute__((always_inline)) Decoded *fetch(Hart *h, uint64_t pc) {
+    Decoded *d = &h->scratch->code[(pc >> 1) & (CODE_CACHE - 1)];
+    uint32_t generation = h->core->isa.code_generation;
+    if (d->pc == pc && d->generation == generation)
+        return d;
+    Span *span = find_span(h->core, pc);
+    if (!span || span->kind != SPAN_IMAGE || pc + 2 > span->end)
+        return 0;
+    const uint8_t *code = span->host + (pc - span->base);
+    uint16_t low = (uint16_t)(code[0] | code[1] << 8);
+    if ((low & 3) == 3) {
+        if (pc + 4 > span->end)
+            return 0;
+        uint32_t insn = low | (uint32_t)(code[2] | code[3] << 8) << 16;
+        decode(d, insn, 4);
+    } else {
+        uint32_t insn = expand(low);
+        decode(d, insn, 2);
+        if (!insn)
+            d->op = OP_UNKNOWN;
+    }
+    d->pc = pc;
+    d->generation = generation;
+    return d;
+}
+
+/* -- running ---------------------------------------------------------------------------- */
+
+enum { RAN, NOT_HERE, REFUSED };
+
+static uint64_t orc_b(uint64_t v) {
+    uint64_t out = 0;
+    for (int i = 0; i < 8; i++)
+        if ((v >> (8 * i)) & 0xFF)
+            out |= (uint64_t)0xFF << (8 * i);
+    return out;
+}
+
+static uint64_t rotate_right(uint64_t v, unsigned n) { n &= 63; return n ? (v >> n) | (v << (64 - n)) : v; }
+static uint32_t rotate_right32(uint32_t v, unsigned n) { n &= 31; return n ? (v >> n) | (v << (32 - n)) : v; }
+static uint64_t w(uint64_t v) { return (uint64_t)(int64_t)(int32_t)(uint32_t)v; }
+
+static int64_t divide(int64_t a, int64_t b) { return b == 0 ? -1 : (a == INT64_MIN && b == -1) ? a : a / b; }
+static int64_t remainder_of(int64_t a, int64_t b) { return b == 0 ? a : (a == INT64_MIN && b == -1) ? 0 : a % b; }
+
+/* Run D at h->pc: RAN (and *NEXT is the pc after it), NOT_HERE (the engine runs it, or
+ * it is illegal), or REFUSED (the memory refused an access: core->refused says which). */
+static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
+    uint64_t pc = h->pc;
+    *next = pc + d->length;
+    int rm;
+    uint64_t a, b, v;
+#define RS1 X(h, d->rs1, eager)
+#define RS2 X(h, d->rs2, eager)
+#define RD(value) set_x(h, d->rd, (value), eager)
+#define ROUNDING() do { rm = rounding(h, d->rm); if (rm < 0) return NOT_HERE; } while (0)
+    switch (d->op) {
+    case OP_LUI: RD((uint64_t)d->imm); break;
+    case OP_AUIPC: RD(pc + (uint64_t)d->imm); break;
+    case OP_JAL: RD(pc + d->length); *next = pc + (uint64_t)d->imm; break;
+    case OP_JALR: a = RS1; RD(pc + d->length); *next = (a + (uint64_t)d->imm) & ~(uint64_t)1; break;
+    case OP_BEQ: if (RS1 == RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_BNE: if (RS1 != RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_BLT: if ((int64_t)RS1 < (int64_t)RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_BGE: if ((int64_t)RS1 >= (int64_t)RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_BLTU: if (RS1 < RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_BGEU: if (RS1 >= RS2) *next = pc + (uint64_t)d->imm; break;
+    case OP_LB: if (!load(h, RS1 + d->imm, 1, &v)) return REFUSED; RD((uint64_t)sext(v, 8)); break;
+    case OP_LH: if (!load(h, RS1 + d->imm, 2, &v)) return REFUSED; RD((uint64_t)sext(v, 16)); break;
+    case OP_LW: if (!load(h, RS1 + d->imm, 4, &v)) return REFUSED; RD(w(v)); break;
+    case OP_LD: if (!load(h, RS1 + d->imm, 8, &v)) return REFUSED; RD(v); break;
+    case OP_LBU: if (!load(h, RS1 + d->imm, 1, &v)) return REFUSED; RD(v); break;
+    case OP_LHU: if (!load(h, RS1 + d->imm, 2, &v)) return REFUSED; RD(v); break;
+    case OP_LWU: if (!load(h, RS1 + d->imm, 4, &v)) return REFUSED; RD(v); break;
+    case OP_SB: if (!store(h, RS1 + d->imm, 1, RS2)) return REFUSED; break;
+    case OP_SH: if (!store(h, RS1 + d->imm, 2, RS2)) return REFUSED; break;
+    case OP_SW: if (!store(h, RS1 + d->imm, 4, RS2)) return REFUSED; break;
+    case OP_SD: if (!store(h, RS1 + d->imm, 8, RS2)) return REFUSED; break;
+    case OP_ADDI: RD(RS1 + (uint64_t)d->imm); break;
+    case OP_SLTI: RD((int64_t)RS1 < d->imm); break;
+    case OP_SLTIU: RD(RS1 < (uint64_t)d->imm); break;
+    case OP_XORI: RD(RS1 ^ (uint64_t)d->imm); break;
+    case OP_ORI: RD(RS1 | (uint64_t)d->imm); break;
+    case OP_ANDI: RD(RS1 & (uint64_t)d->imm); break;
+    case OP_SLLI: RD(RS1 << (d->imm & 63)); break;
+    case OP_SRLI: RD(RS1 >> (d->imm & 63)); break;
+    case OP_SRAI: RD((uint64_t)((int64_t)RS1 >> (d->imm & 63))); break;
+    case OP_ADD: RD(RS1 + RS2); break;
+    case OP_SUB: RD(RS1 - RS2); break;
+    case OP_SLL: RD(RS1 << (RS2 & 63)); break;
+    case OP_SLT: RD((int64_t)RS1 < (int64_t)RS2); break;
+    case OP_SLTU: RD(RS1 < RS2); break;
+    case OP_XOR: RD(RS1 ^ RS2); break;
+    case OP_SRL: RD(RS1 >> (RS2 & 63)); break;
+    case OP_SRA: RD((uint64_t)((int64_t)RS1 >> (RS2 & 63))); break;
+    case OP_OR: RD(RS1 | RS2); break;
+    case OP_AND: RD(RS1 & RS2); break;
+    case OP_ADDIW: RD(w(RS1 + (uint64_t)d->imm)); break;
+    case OP_SLLIW: RD(w((uint32_t)RS1 << (d->imm & 31))); break;
+    case OP_SRLIW: RD(w((uint32_t)RS1 >> (d->imm & 31))); break;
+    case OP_SRAIW: RD((uint64_t)(int64_t)((int32_t)RS1 >> (d->imm & 31))); break;
+    case OP_ADDW: RD(w(RS1 + RS2)); break;
+    case OP_SUBW: RD(w(RS1 - RS2)); break;
+    case OP_SLLW: RD(w((uint32_t)RS1 << (RS2 & 31))); break;
+    case OP_SRLW: RD(w((uint32_t)RS1 >> (RS2 & 31))); break;
+    case OP_SRAW: RD((uint64_t)(int64_t)((int32_t)RS1 >> (RS2 & 31))); break;
+    case OP_MUL: RD(RS1 * RS2); break;
+    case OP_MULH: RD((uint64_t)(((__int128)(int64_t)RS1 * (__int128)(int64_t)RS2) >> 64)); break;
+    case OP_MULHSU: RD((uint64_t)(((__int128)(int64_t)RS1 * (__int128)(unsigned __int128)RS2) >> 64)); break;
+    case OP_MULHU: RD((uint64_t)(((unsigned __int128)RS1 * RS2) >> 64)); break;
+    case OP_DIV: RD((uint64_t)divide((int64_t)RS1, (int64_t)RS2)); break;
+    case OP_DIVU: b = RS2; RD(b ? RS1 / b : ~0ull); break;
+    case OP_REM: RD((uint64_t)remainder_of((int64_t)RS1, (int64_t)RS2)); break;
+    case OP_REMU: a = RS1; b = RS2; RD(b ? a % b : a); break;
+    case OP_MULW: RD(w(RS1 * RS2)); break;
+    case OP_DIVW: {
+        int32_t x = (int32_t)RS1, y = (int32_t)RS2;
+        RD((uint64_t)(int64_t)(y == 0 ? -1 : (x == INT32_MIN && y == -1) ? x : x / y));
+        break;
+    }
+    case OP_DIVUW: { uint32_t x = (uint32_t)RS1, y = (uint32_t)RS2; RD(w(y ? x / y : ~0u)); break; }
+    case OP_REMW: {
+        int32_t x = (int32_t)RS1, y = (int32_t)RS2;
+        RD((uint64_t)(int64_t)(y == 0 ? x : (x == INT32_MIN && y == -1) ? 0 : x % y));
+        break;
+    }
+    case OP_REMUW: { uint32_t x = (uint32_t)RS1, y = (uint32_t)RS2; RD(w(y ? x % y : x)); break; }
+    case OP_FLW: if (!load(h, RS1 + d->imm, 4, &v)) return REFUSED; set_s(h, d->rd, (uint32_t)v); break;
+    case OP_FLD: if (!load(h, RS1 + d->imm, 8, &v)) return REFUSED; set_f(h, d->rd, v); break;
+    case OP_FSW: if (!store(h, RS1 + d->imm, 4, F(h, d->rs2))) return REFUSED; break;
+    case OP_FSD: if (!store(h, RS1 + d->imm, 8, F(h, d->rs2))) return REFUSED; break;
+    /* Zba */
+    case OP_SH1ADD: RD(RS2 + (RS1 << 1)); break;
+    case OP_SH2ADD: RD(RS2 + (RS1 << 2)); break;
+    case OP_SH3ADD: RD(RS2 + (RS1 << 3)); break;
+    case OP_ADD_UW: RD(RS2 + (uint32_t)RS1); break;
+    case OP_SH1ADD_UW: RD(RS2 + ((uint64_t)(uint32_t)RS1 << 1)); break;
+    case OP_SH2ADD_UW: RD(RS2 + ((uint64_t)(uint32_t)RS1 << 2)); break;
+    case OP_SH3ADD_UW: RD(RS2 + ((uint64_t)(uint32_t)RS1 << 3)); break;
+    case OP_SLLI_UW: RD((uint64_t)(uint32_t)RS1 << (d->imm & 63)); break;
+    /* Zbb */
+    case OP_ANDN: RD(RS1 & ~RS2); break;
+    case OP_ORN: RD(RS1 | ~RS2); break;
+    case OP_XNOR: RD(~(RS1 ^ RS2)); break;
+    case OP_CLZ: a = RS1; RD(a ? (uint64_t)__builtin_clzll(a) : 64); break;
+    case OP_CLZW: { uint32_t x = (uint32_t)RS1; RD(x ? (uint64_t)__builtin_clz(x) : 32); break; }
+    case OP_CTZ: a = RS1; RD(a ? (uint64_t)__builtin_ctzll(a) : 64); break;
+    case OP_CTZW: { uint32_t x = (uint32_t)RS1; RD(x ? (uint64_t)__builtin_ctz(x) : 32); break; }
+    case OP_CPOP: RD((uint64_t)__builtin_popcountll(RS1)); break;
+    case OP_CPOPW: RD((uint64_t)__builtin_popcount((uint32_t)RS1)); break;
+    case OP_MAX: a = RS1; b = RS2; RD((int64_t)a > (int64_t)b ? a : b); break;
+    case OP_MAXU: a = RS1; b = RS2; RD(a > b ? a : b); break;
+    case OP_MIN: a = RS1; b = RS2; RD((int64_t)a < (int64_t)b ? a : b); break;
+    case OP_MINU: a = RS1; b = RS2; RD(a < b ? a : b); break;
+    case OP_SEXT_B: RD((uint64_t)sext(RS1, 8)); break;
+    case OP_SEXT_H: RD((uint64_t)sext(RS1, 16)); break;
+    case OP_ZEXT_H: RD(RS1 & 0xFFFF); break;
+    case OP_ROL: RD(rotate_right(RS1, 64 - (RS2 & 63))); break;
+    case OP_ROLW: RD(w(rotate_right32((uint32_t)RS1, 32 - (RS2 & 31)))); break;
+    case OP_ROR: RD(rotate_right(RS1, RS2 & 63)); break;
+    case OP_RORI: RD(rotate_right(RS1, d->imm & 63)); break;
+    case OP_RORIW: RD(w(rotate_right32((uint32_t)RS1, d->imm & 31))); break;
+    case OP_RORW: RD(w(rotate_right32((uint32_t)RS1, RS2 & 31))); break;
+    case OP_ORC_B: RD(orc_b(RS1)); break;
+    case OP_REV8: RD(__builtin_bswap64(RS1)); break;
+    /* Zfh */
+    case OP_FLH: if (!load(h, RS1 + d->imm, 2, &v)) return REFUSED; set_h(h, d->rd, (uint16_t)v); break;
+    case OP_FSH: if (!store(h, RS1 + d->imm, 2, F(h, d->rs2))) return REFUSED; break;
+    case OP_FADD_H: ROUNDING(); set_h(h, d->rd, half_add(H(h, d->rs1), H(h, d->rs2), rm, &h->flags)); break;
+    case OP_FSUB_H: ROUNDING(); set_h(h, d->rd, half_sub(H(h, d->rs1), H(h, d->rs2), rm, &h->flags)); break;
+    case OP_FMUL_H: ROUNDING(); set_h(h, d->rd, half_mul(H(h, d->rs1), H(h, d->rs2), rm, &h->flags)); break;
+    case OP_FDIV_H: ROUNDING(); set_h(h, d->rd, half_div(H(h, d->rs1), H(h, d->rs2), rm, &h->flags)); break;
+    case OP_FSQRT_H: ROUNDING(); set_h(h, d->rd, half_sqrt(H(h, d->rs1), rm, &h->flags)); break;
+    case OP_FSGNJ_H: set_h(h, d->rd, (uint16_t)((H(h, d->rs1) & 0x7FFF) | (H(h, d->rs2) & 0x8000))); break;
+    case OP_FSGNJN_H: set_h(h, d->rd, (uint16_t)((H(h, d->rs1) & 0x7FFF) | (~H(h, d->rs2) & 0x8000))); break;
+    case OP_FSGNJX_H: set_h(h, d->rd, (uint16_t)(H(h, d->rs1) ^ (H(h, d->rs2) & 0x8000))); break;
+    case OP_FMIN_H: set_h(h, d->rd, half_min_max(H(h, d->rs1), H(h, d->rs2), 0, &h->flags)); break;
+    case OP_FMAX_H: set_h(h, d->rd, half_min_max(H(h, d->rs1), H(h, d->rs2), 1, &h->flags)); break;
+    case OP_FEQ_H: RD((uint64_t)half_compare(H(h, d->rs1), H(h, d->rs2), 2, &h->flags)); break;
+    case OP_FLT_H: RD((uint64_t)half_compare(H(h, d->rs1), H(h, d->rs2), 1, &h->flags)); break;
+    case OP_FLE_H: RD((uint64_t)half_compare(H(h, d->rs1), H(h, d->rs2), 0, &h->flags)); break;
+    case OP_FCLASS_H: RD(half_class(H(h, d->rs1))); break;
+    case OP_FMV_X_H: RD((uint64_t)sext(F(h, d->rs1), 16)); break;
+    case OP_FMV_H_X: set_h(h, d->rd, (uint16_t)RS1); break;
+    case OP_FCVT_W_H: ROUNDING(); RD(half_to_integer(H(h, d->rs1), 32, 1, rm, &h->flags)); break;
+    case OP_FCVT_WU_H: ROUNDING(); RD(half_to_integer(H(h, d->rs1), 32, 0, rm, &h->flags)); break;
+    case OP_FCVT_L_H: ROUNDING(); RD(half_to_integer(H(h, d->rs1), 64, 1, rm, &h->flags)); break;
+    case OP_FCVT_LU_H: ROUNDING(); RD(half_to_integer(H(h, d->rs1), 64, 0, rm, &h->flags)); break;
+    case OP_FCVT_H_W: {
+        ROUNDING();
+        int64_t x = (int32_t)RS1;
+        set_h(h, d->rd, integer_to_half(x < 0 ? (uint64_t)-x : (uint64_t)x, x < 0, rm, &h->flags));
+        break;
+    }
+    case OP_FCVT_H_WU: ROUNDING(); set_h(h, d->rd, integer_to_half((uint32_t)RS1, 0, rm, &h->flags)); break;
+    case OP_FCVT_H_L: {
+        ROUNDING();
+        int64_t x = (int64_t)RS1;
+        set_h(h, d->rd, integer_to_half(x < 0 ? 0 - (uint64_t)x : (uint64_t)x, x < 0, rm, &h->flags));
+        break;
+    }
+    case OP_FCVT_H_LU: ROUNDING(); set_h(h, d->rd, integer_to_half(RS1, 0, rm, &h->flags)); break;
+    case OP_FCVT_S_H: ROUNDING(); set_s(h, d->rd, half_to_single(H(h, d->rs1), &h->flags)); break;
+    case OP_FCVT_D_H: ROUNDING(); set_f(h, d->rd, half_to_double(H(h, d->rs1), &h->flags)); break;
+    case OP_FCVT_H_S: ROUNDING(); set_h(h, d->rd, single_to_half(S(h, d->rs1), rm, &h->flags)); break;
+    case OP_FCVT_H_D: ROUNDING(); set_h(h, d->rd, double_to_half(F(h, d->rs1), rm, &h->flags)); break;
+    case OP_FMADD_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 0, 0, rm, &h->flags)); break;
+    case OP_FMSUB_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 0, 1, rm, &h->flags)); break;
+    case OP_FNMSUB_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 1, 0, rm, &h->flags)); break;
+    case OP_FNMADD_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 1, 1, rm, &h->flags)); break;
+    /* fmin and fmax as F 2.2 and D say (the loader's stand-ins) */
+    case OP_FMIN_S: set_s(h, d->rd, single_min_max(S(h, d->rs1), S(h, d->rs2), 0, &h->flags)); break;
+    case OP_FMAX_S: set_s(h, d->rd, single_min_max(S(h, d->rs1), S(h, d->rs2), 1, &h->flags)); break;
+    case OP_FMIN_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 0, &h->flags)); break;
+    case OP_FMAX_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 1, &h->flags)); break;
+    default: return NOT_HERE;
+    }
+    return RAN;
+#undef RS1
+#undef RS2
+#undef RD
+#undef ROUNDING
+}
+
+/* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
+ * ran. The first instruction was counted by the block hook with its block. */
+static uint64_t interpret(Hart *h) {
+    Core *core = h->core;
+    Turn *turn = &core->turn;
+    uint64_t limit = EPISODE;
+    if (turn->budget_on && turn->remaining < limit)
+        limit = turn->remaining;
+    for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
+        X(h, n, 0);
+    h->x_dirty = ~1u; /* (all are written back) */
+    uint64_t ran = 0, steps = 0, cold = 0;
+    while (ran < limit && steps < EPISODE) {
+        Decoded *d = fetch(h, h->pc);
+        if (!d || d->op == OP_UNKNOWN)
+            break;
+        uint64_t next;
+        int done = run_one(h, d, &next, 1);
+        h->x[0] = 0;
+        if (done != RAN)
+            break; /* the engine runs it (and faults there, when the memory refused) */
+        ran += h->pc < turn->uncounted_start || h->pc >= turn->uncounted_end; /* (a stub's count as none) */
+        h->pc = next;
+        steps++;
+        cold = d->own ? 0 : cold + 1;
+        if (cold >= STAY || h->stop)
+            break;
+    }
+    if (turn->counting)
+        turn->cycles += ran;
+    if (turn->budget_on) {
+        turn->remaining -= ran;
+        if (turn->remaining == 0) { /* the turn is over: the engine stops at this pc */
+            turn->partial = 0;
+            core->engine.emu_stop(h->uc);
+        }
+    }
+    core->isa.interpreted += ran;
+    core->isa.episodes++;
+    return h->pc;
+}
+
+void isa_trap(void *uc, uint32_t number, Core *core) {
+    if (number != ILLEGAL) {
+        core->isa.on_trap(number);
+        return;
+    }
+    uint64_t reported = 0;
+    core->engine.reg_read(uc, UC_REG_PC, &reported);
+    if (core->isa.probing) {
+        core->isa.probed_pc = reported;
+        core->engine.emu_stop(uc);
+        return;
+    }
+    Hart h;
+    h.core = core;
+    h.uc = uc;
+    h.scratch = (Scratch *)core->isa.scratch;
+    h.x_have = 1; /* x0 */
+    h.x[0] = 0;
+    h.x_dirty = h.f_have = h.f_dirty = 0;
+    h.flags = 0;
+    h.frm = -1;
+    h.pc = reported - (uint64_t)core->isa.illegal_past;
+    h.engine_pc_moved = 0;
+    h.stop = 0;
+    h.page_generation = core->isa.page_generation;
+    Decoded *d = fetch(&h, h.pc);
+    uint64_t next;
+    int done = d && d->op > OP_OWN ? run_one(&h, d, &next, 0) : NOT_HERE;
+    if (done == NOT_HERE) { /* an ecall's kin, a stand-in Python runs, or a fault */
+        if (h.engine_pc_moved) {
+            core->isa.reg_write(uc, UC_REG_PC, &reported);
+        }
+        core->isa.on_trap(number);
+        return;
+    }
+    if (done == REFUSED) { /* flh or fsh: the fault is a load's or a store's */
+        if (h.engine_pc_moved)
+            core->isa.reg_write(uc, UC_REG_PC, &reported);
+        core->isa.on_trap(d->op == OP_FSH ? 7 : 5);
+        return;
+    }
+    core->isa.traps++;
+    h.pc = next;
+    if (core->isa.interpret)
+        next = interpret(&h);
+    write_back(&h, next, reported);
+}

@@ -1,0 +1,22 @@
+/* The differential test's program for qemu-riscv64: cases on standard input, states out. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "case.h"
+
+int main(void) {
+    uint32_t *code = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    Case c;
+    while (fread(&c, sizeof c, 1, stdin) == 1) {
+        State s;
+        memcpy(s.x, c.x, sizeof s.x);
+        memcpy(s.f, c.f, sizeof s.f);
+        s.fcsr = c.fcsr;
+        memcpy(code, c.code, sizeof c.code);
+        __builtin___clear_cache((char *)code, (char *)code + sizeof c.code);
+        vs_run(&s, code);
+        fwrite(&s, sizeof s, 1, stdout);
+    }
+    return 0;
+}
