@@ -6,6 +6,9 @@ cache model itself costs (`ratio_vs_vtlb`). In every setup the stack and the reg
 mapped without execute permission, as in the simulator: a store to a page the engine may
 execute takes its slow path (measured here: 2x slower over the whole kernel).
 
+The ELF is built for RV64GC (`KMX_CFLAGS=-march=rv64gc`), which bare Unicorn runs by itself;
+the card's build (Zba, Zbb, Zfh) is measured against it in bench/vs_qemu.py.
+
 Times are the kernel's alone: from the start of emulation to the final result (for the
 simulator that includes its fills, the flush and the hand-back), best of --repeat runs,
 interleaved. Instructions are counted once, in a separate run with a block hook.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,6 +31,7 @@ from unicorn import UC_HOOK_BLOCK
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ["KMX_CFLAGS"] = "-march=rv64gc"  # (bare Unicorn runs RV64GC only)
 
 from bench._bare import BareRun, Layout, layout_of  # noqa: E402
 from komorebi.sim.build.thread import build_thread  # noqa: E402

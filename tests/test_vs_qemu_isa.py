@@ -12,6 +12,7 @@ instruction the engine lacks does when the loader has not rewritten it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -30,6 +31,8 @@ QEMU = shutil.which("qemu-riscv64")
 QEMU_CPU = "rv64,zba=true,zbb=true,Zfh=true"  # (QEMU 7.2 refuses zfh in lower case)
 ZIG_CPU = "-mcpu=generic_rv64+a+c+d+f+m+zba+zbb+zfh+zicsr+zifencei"
 
+if QEMU is None and os.environ.get("KMX_REQUIRE_QEMU"):  # (CI has it: .ci/run installs it)
+    raise RuntimeError("KMX_REQUIRE_QEMU is set, but qemu-riscv64 is not installed (apt-get install qemu-user)")
 pytestmark = pytest.mark.skipif(QEMU is None, reason="qemu-riscv64 is not installed (apt-get install qemu-user)")
 
 CODE_WORDS = 24
@@ -83,6 +86,10 @@ UNARY = {
     "ctzw": i_type(0x601, 1, 0x1B), "cpopw": i_type(0x602, 1, 0x1B), "orc.b": i_type(0x287, 5, 0x13),
     "rev8": i_type(0x6B8, 5, 0x13), "zext.h": r_type(0x04, 4, 0x3B),
 }
+# QEMU 7.2 (Debian's) gets ctzw wrong when the low word is 0 and the high one is not
+# (1 << 63 gives 63; Zbb says 32, the width it counts): ctzw is checked on its own,
+# below, against the definition.
+QEMU_WRONG = {"ctzw"}
 SHIFTS = {  # name: (encoder(rd, rs1, shamt), bits of shamt)
     "slli.uw": (lambda rd, rs1, k: (0x02 << 26) | k << 20 | rs1 << 15 | 1 << 12 | rd << 7 | 0x1B, 6),
     "rori": (lambda rd, rs1, k: (0x18 << 26) | k << 20 | rs1 << 15 | 5 << 12 | rd << 7 | 0x13, 6),
@@ -128,7 +135,7 @@ def instruction(draw) -> int:
     if kind == "int":
         return INTEGER[draw(st.sampled_from(sorted(INTEGER)))](draw(x_register), draw(x_register), draw(x_register))
     if kind == "unary":
-        return UNARY[draw(st.sampled_from(sorted(UNARY)))](draw(x_register), draw(x_register), 0)
+        return UNARY[draw(st.sampled_from(sorted(set(UNARY) - QEMU_WRONG)))](draw(x_register), draw(x_register), 0)
     if kind == "shift":
         encode, bits = SHIFTS[draw(st.sampled_from(sorted(SHIFTS)))]
         return encode(draw(x_register), draw(x_register), draw(st.integers(0, (1 << bits) - 1)))
@@ -246,8 +253,9 @@ def test_every_instruction_and_rounding_mode_once(qemu_program, kernels):
     for encode in INTEGER.values():
         for rd, a, b in ((5, 6, 7), (5, 5, 6), (5, 6, 5), (5, 5, 5)):
             one([encode(rd, a, b)])
-    for encode in UNARY.values():
-        one([encode(10, 11, 0)])
+    for name, encode in UNARY.items():
+        if name not in QEMU_WRONG:
+            one([encode(10, 11, 0)])
     for encode, bits in SHIFTS.values():
         one([encode(10, 11, k) for k in (0, 1, (1 << bits) - 1, bits * 3 // 2)])
     for name, (encode, rd_kind, rs1_kind, rs2_kind, rounded) in HALF.items():
@@ -271,3 +279,17 @@ def test_every_instruction_and_rounding_mode_once(qemu_program, kernels):
     theirs = _on_qemu(qemu_program, cases)
     ours = _on_simulator(kernels, cases)
     assert ours == theirs, _explain(cases, ours, theirs)
+
+
+def test_ctzw_counts_the_low_word_only(kernels):
+    """Zbb: ctzw is the trailing zeros of the low 32 bits, 32 when they are all 0, whatever
+    the high ones hold (QEMU 7.2 says 63 for 1 << 63)."""
+    values = [0, 1, 1 << 31, 1 << 32, 1 << 63, (1 << 64) - 1, 0xFFFF_FFFF_0000_0000, 0x0000_0001_0000_0100]
+    cases = []
+    for v in values:
+        x = [0] * 32
+        x[5] = v
+        cases.append(CASE.pack(*x, *([0] * 32), 0, UNARY["ctzw"](28, 5, 0), RET, *([0] * (CODE_WORDS - 2))))
+    got = [state[28] for state in _on_simulator(kernels, cases)]
+    low = [v & 0xFFFF_FFFF for v in values]
+    assert got == [(w & -w).bit_length() - 1 if w else 32 for w in low]

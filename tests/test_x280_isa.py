@@ -350,3 +350,51 @@ def test_targets_in_either_spelling_build_what_they_name(tmp_path, monkeypatch, 
     result, run = run_to_end(program_for(source, tmp_path, words=[0xFF]))
     assert result.code == 16
     assert (machine_cluster(run, 1).cores[0].native.isa.traps > 0) == traps
+
+
+STORES = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    uint64_t bytes;
+    _Float16 *h = (_Float16 *)kmx_region(0, &bytes);
+    kmx_invalidate(0);
+    for (uint64_t i = 0; i < bytes / 2; i++) {
+        _Float16 x = (_Float16)(int)i;
+        __asm__ volatile("fsh %1, 0(%0)" :: "r"(&h[i]), "f"(x) : "memory");
+    }
+    if (kmx_word(0)) kmx_flush(0);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_fsh_writes_are_seen_by_the_cache_model_in_strict_mode(tmp_path, flush):
+    """Strict mode keeps the cache's copy apart from DRAM: only what the model knows was
+    written reaches DRAM at a flush, and a write never flushed is a finding at its line."""
+    program = program_for(STORES, tmp_path, regions={"h": 8192 * 2}, words=[int(flush)])
+    with km.Session(coherence="strict") as session:
+        run = session.load(program)
+        run.thread_result(timeout=30)
+        with pytest.warns(km.CoherenceWarning) if not flush else _no_warning():
+            run.stop()
+        halves = run.thread.read("h").view(np.float16)
+        findings = run.findings
+    if flush:
+        assert (halves == np.arange(8192, dtype=np.float16)).all()
+        assert not findings
+    else:
+        assert [(f.kind, f.line) for f in findings] == [("unflushed-write", 10)]
+
+
+class _no_warning:
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error", km.CoherenceWarning)
+
+    def __exit__(self, *exc):
+        self._catch.__exit__(*exc)

@@ -1,4 +1,4 @@
-/* The four kernels of bench/vs_qemu.py, and what prepares and checks their data.
+/* The kernels of bench/vs_qemu.py, and what prepares and checks their data.
  *
  * Each kernel is a function of its own (noinline), in a file of its own, compiled with the
  * same compiler and flags for both builds: as part of a komorebi thread (sim_driver.inc)
@@ -17,6 +17,8 @@
 #define KERNEL_ALU 1
 #define KERNEL_CHASE 2
 #define KERNEL_MATMUL 3
+#define KERNEL_POPCOUNT 4
+#define KERNEL_HDOT 5
 
 /* stream.c: the lesson's loop, tripled[i] = 3 * numbers[i]. */
 void stream(const uint32_t* numbers, uint32_t* tripled, uint64_t count);
@@ -33,6 +35,14 @@ uint64_t chase(const uint32_t* next, uint64_t steps);
 /* matmul.c: C = A * B, N x N float32, row-major, the naive triple loop. */
 void matmul_fill(float* a, float* b, uint64_t n);
 void matmul(const float* a, const float* b, float* c, uint64_t n);
+
+/* popcount.c: the set bits of COUNT uint64 (Zbb's cpop on the card). */
+void popcount_fill(uint64_t* words, uint64_t count);
+uint64_t popcount(const uint64_t* words, uint64_t count);
+
+/* hdot.c: half-precision dot products of blocks of 64 (Zfh on the card), hashed. */
+void hdot_fill(_Float16* a, _Float16* b, uint64_t count);
+uint64_t hdot(const _Float16* a, const _Float16* b, uint64_t count);
 
 /* common.c: a checksum of COUNT 32-bit words (FNV-1a over the words). */
 uint64_t checksum32(const uint32_t* words, uint64_t count);

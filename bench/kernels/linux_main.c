@@ -1,8 +1,9 @@
 /* The static riscv64 Linux program of bench/vs_qemu.py, for qemu-riscv64:
  *
- *     vs_qemu.elf stream|alu|chase|matmul SIZE [STEPS]
+ *     vs_qemu.elf stream|alu|chase|matmul|popcount|hdot SIZE [STEPS]
  *
- * SIZE: stream's count of uint32, alu's iterations, chase's count of indices, matmul's N;
+ * SIZE: stream's count of uint32, alu's iterations, chase's count of indices, matmul's N,
+ * popcount's count of uint64, hdot's count of halves;
  * STEPS: chase's steps. Data lives in malloc'd memory. Prints "CHECKSUM NANOSECONDS": the
  * kernel's checksum (as the komorebi thread computes it) and the kernel's time alone,
  * by clock_gettime(CLOCK_MONOTONIC) around it. */
@@ -73,6 +74,25 @@ static uint64_t run_matmul(uint64_t n) {
     return checksum32((const uint32_t*)c, n * n);
 }
 
+static uint64_t run_popcount(uint64_t count) {
+    uint64_t* words = allocate(8 * count);
+    popcount_fill(words, count);
+    begin();
+    uint64_t bits = popcount(words, count);
+    end();
+    return bits;
+}
+
+static uint64_t run_hdot(uint64_t count) {
+    _Float16* a = allocate(2 * count);
+    _Float16* b = allocate(2 * count);
+    hdot_fill(a, b, count);
+    begin();
+    uint64_t total = hdot(a, b, count);
+    end();
+    return total;
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s stream|alu|chase|matmul SIZE [STEPS]\n", argv[0]);
@@ -86,6 +106,8 @@ int main(int argc, char** argv) {
     else if (strcmp(kernel, "alu") == 0) check = run_alu(size);
     else if (strcmp(kernel, "chase") == 0) check = run_chase(size, steps);
     else if (strcmp(kernel, "matmul") == 0) check = run_matmul(size);
+    else if (strcmp(kernel, "popcount") == 0) check = run_popcount(size);
+    else if (strcmp(kernel, "hdot") == 0) check = run_hdot(size);
     else {
         fprintf(stderr, "no kernel %s\n", kernel);
         return 2;

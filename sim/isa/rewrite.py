@@ -14,7 +14,7 @@ jump's reach of it).
   `maxu`, `sext.b`, `sext.h`, `zext.h` and the rotates. `clz`, `ctz`, `cpop`, `orc.b`
   and `rev8` would take long stubs and stay in C, as does Zfh.
 - Most stubs need no register but the instruction's own. The rest borrow one or two of
-  t4-t6 (whichever the instruction does not name), kept below the stack pointer while the
+  t2-t6 (ones the instruction does not name), kept below the stack pointer while the
   stub runs (no code keeps anything there: the RISC-V ABI has no red zone, and nothing
   interrupts a core). An instruction that would need one and names `sp` stays in C.
 - The cycle model counts the jump as the instruction it replaces and the stub's
@@ -30,7 +30,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-SP, T4, T5, T6 = 2, 29, 30, 31
+SP = 2
+BORROWED = (31, 30, 29, 28, 7)  # t6 t5 t4 t3 t2: the stubs borrow from these, in this order
 JAL_RANGE = 1 << 20  # a jal reaches +-1 MiB
 STUBS_SYMBOL, STUBS_END_SYMBOL = "kmx__stubs", "kmx__stubs_end"
 
@@ -93,12 +94,13 @@ def _fields(insn: int) -> tuple[int, int, int, int, int, int]:
 
 
 def _borrowing(body, rd: int, *sources: int, count: int = 1) -> list[int] | None:
-    """BODY(temporaries...) with COUNT registers of t4-t6 that the instruction does not
-    name, kept below sp meanwhile; None when one of its registers is sp."""
+    """BODY(temporaries...) with COUNT registers of BORROWED that the instruction does not
+    name (it names at most three), kept below sp meanwhile; None when one of its registers
+    is sp."""
     named = {rd, *sources}
     if SP in named:
         return None
-    free = [t for t in (T6, T5, T4) if t not in named][:count]
+    free = [t for t in BORROWED if t not in named][:count]
     spill = [sd(t, SP, -8 * (i + 1)) for i, t in enumerate(free)]
     fill = [ld(t, SP, -8 * (i + 1)) for i, t in enumerate(free)]
     return [*spill, *body(*free), *fill]

@@ -69,7 +69,7 @@ typedef struct {
     uint64_t pc;        /* the instruction running */
     int engine_pc_moved;
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
-    uint32_t page_generation;
+    uint32_t page_generation, code_generation;
 } Hart;
 
 #define AI inline __attribute__((always_inline))
@@ -571,11 +571,18 @@ static void decode(Decoded *d, uint32_t insn, int length) {
 }
 
 /* The instruction at PC, decoded (0: not in the thread's code, or cut short there). */
-static inline __attribute__((always_inline)) Decoded *fetch(Hart *h, uint64_t pc) {
+static __attribute__((noinline)) Decoded *fetch_miss(Hart *h, uint64_t pc);
+
+static AI Decoded *fetch(Hart *h, uint64_t pc) {
     Decoded *d = &h->scratch->code[(pc >> 1) & (CODE_CACHE - 1)];
-    uint32_t generation = h->core->isa.code_generation;
-    if (d->pc == pc && d->generation == generation)
+    if (__builtin_expect(d->pc == pc && d->generation == h->code_generation, 1))
         return d;
+    return fetch_miss(h, pc);
+}
+
+static __attribute__((noinline)) Decoded *fetch_miss(Hart *h, uint64_t pc) {
+    Decoded *d = &h->scratch->code[(pc >> 1) & (CODE_CACHE - 1)];
+    uint32_t generation = h->code_generation;
     Span *span = find_span(h->core, pc);
     if (!span || span->kind != SPAN_IMAGE || pc + 2 > span->end)
         return 0;
@@ -806,6 +813,7 @@ static uint64_t interpret(Hart *h) {
     for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
         X(h, n, 0);
     h->x_dirty = ~1u; /* (all are written back) */
+    const uint64_t uncounted_start = turn->uncounted_start, uncounted_end = turn->uncounted_end;
     uint64_t ran = 0, steps = 0, cold = 0;
     while (ran < limit && steps < EPISODE) {
         Decoded *d = fetch(h, h->pc);
@@ -814,13 +822,13 @@ static uint64_t interpret(Hart *h) {
         uint64_t next;
         int done = run_one(h, d, &next, 1);
         h->x[0] = 0;
-        if (done != RAN)
+        if (__builtin_expect(done != RAN, 0))
             break; /* the engine runs it (and faults there, when the memory refused) */
-        ran += h->pc < turn->uncounted_start || h->pc >= turn->uncounted_end; /* (a stub's count as none) */
+        ran += h->pc - uncounted_start >= uncounted_end - uncounted_start; /* (a stub's count as none) */
         h->pc = next;
         steps++;
         cold = d->own ? 0 : cold + 1;
-        if (cold >= STAY || h->stop)
+        if (__builtin_expect(cold >= STAY || h->stop, 0))
             break;
     }
     if (turn->counting)
@@ -862,6 +870,7 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
     h.engine_pc_moved = 0;
     h.stop = 0;
     h.page_generation = core->isa.page_generation;
+    h.code_generation = core->isa.code_generation;
     Decoded *d = fetch(&h, h.pc);
     uint64_t next;
     int done = d && d->op > OP_OWN ? run_one(&h, d, &next, 0) : NOT_HERE;
