@@ -23,6 +23,7 @@ RUNS = {
     "cores": ["cores.py"],
     "bigregion": ["bigregion.py", "--mib", "1024"],
     "stream": ["stream.py"],
+    "isa": ["isa.py"],
 }
 
 

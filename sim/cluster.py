@@ -8,6 +8,8 @@ faults.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -165,6 +167,7 @@ class Cluster:
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
             counting=image.uses_cycles or cores > 1, on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
+            interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
         )
         self.cores = [Core(n, context, share.base + image.entry, share.base + image.halt, stacks[n].end) for n in range(cores)]
         self.ended = False

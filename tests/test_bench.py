@@ -17,6 +17,7 @@ SMALL = {
     "cores.py": ["--iterations", "20000", "--mib", "1", "--repeat", "1"],
     "bigregion.py": ["--mib", "8"],
     "startup.py": ["--repeat", "1"],
+    "isa.py": ["--repeat", "1", "--mib", "1", "--passes", "20000"],
 }
 
 

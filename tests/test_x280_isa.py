@@ -332,6 +332,8 @@ def test_an_instruction_of_an_extension_the_x280_lacks_is_a_fault_naming_it(tmp_
     ("-march=rv64gc_zbs", "zbs (single-bit instructions)"),
     ("-march=rv32gc", "a 32-bit target"),
     ("-mcpu=sifive_u74", "a CPU the simulator does not know"),
+    ("-mcpu=sifive-x280", "the vector extension V"),  # (gcc's and clang's spelling)
+    ("-march=rv64_zba", "no base"),
 ])
 def test_a_target_the_simulated_x280_does_not_run_is_refused_at_load(tmp_path, monkeypatch, flags, said):
     monkeypatch.setenv("KMX_CFLAGS", flags)
@@ -343,7 +345,9 @@ def test_a_target_the_simulated_x280_does_not_run_is_refused_at_load(tmp_path, m
 
 
 @pytest.mark.parametrize("flags, traps", [("-march=rv64gc", False), ("-mcpu=baseline_rv64+zbb", True),
-                                          ("-march=rv64gc_zba_zbb_zfh", True), ("", True)])
+                                          ("-march=rv64gc_zba_zbb_zfh", True), ("", True),
+                                          ("-mcpu=sifive_x280 -march=rv64gc_zbb", True),  # (-march wins: no V)
+                                          ("-mcpu=baseline_rv64+zbb+relax", True)])
 def test_targets_in_either_spelling_build_what_they_name(tmp_path, monkeypatch, flags, traps):
     monkeypatch.setenv("KMX_CFLAGS", flags)
     source = '#include "kmx.h"\nint kmx_main(int core) { return __builtin_popcountll(kmx_word(0) * 0x10001ull); }\n'
@@ -398,3 +402,35 @@ class _no_warning:
 
     def __exit__(self, *exc):
         self._catch.__exit__(*exc)
+
+
+def test_a_finding_in_interpreted_code_names_the_users_line(tmp_path):
+    """The interpreter (isa.c) runs the code after a cpop; the checker walks the frames
+    from the engine's fp to name the line of a read before any invalidate: fp must be the
+    interpreted code's, not what it was at the trap."""
+    source = r"""
+#include "kmx.h"
+__attribute__((noinline)) static uint64_t work(const uint64_t *r, uint64_t x, uint64_t n) {
+    uint64_t bits = (uint64_t)__builtin_popcountll(x);
+    uint64_t copy[64];
+    __builtin_memcpy(copy, r, n * 8); /* (a call: the runtime's memcpy) */
+    return bits + copy[1];
+}
+__attribute__((noinline)) static uint64_t outer(const uint64_t *r) {
+    return work(r, kmx_word(0), kmx_word(1)) + 1;
+}
+int kmx_main(int core) {
+    (void)core;
+    uint64_t bytes;
+    const uint64_t *r = (const uint64_t *)kmx_region(0, &bytes);
+    return (int)outer(r);
+}
+"""
+    program = program_for(source, tmp_path, regions={"r": np.arange(512, dtype=np.uint64)}, words=[0xFF, 64])
+    with km.Session() as session:
+        run = session.load(program)
+        assert run.thread_result(timeout=30).code == 8 + 1 + 1
+        with pytest.warns(km.CoherenceWarning):
+            run.stop()
+        lines = [(f.kind, f.line) for f in run.findings]
+    assert lines == [("read-before-invalidate", 6)]

@@ -102,7 +102,8 @@ def conventions() -> Conventions:
         engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(native))
         engine.hook_native("interrupt", hooks.function("isa_trap"), ctypes.addressof(native))
         engine.run(base, base + 8)
-        illegal = native.isa.probed_pc - base
+        # (an engine that ran the sh1add itself never trapped: then the documented 4)
+        illegal = native.isa.probed_pc - base if native.isa.probed_pc else ECALL_BYTES
         engine.run(base + 4, base + 8)
         ecall = seen[0] - (base + 4) if seen else ECALL_BYTES
     finally:
@@ -375,10 +376,11 @@ class Core:
             return self.pc, self.engine.read("fp")
 
     def call_pc(self) -> int:
-        """The pc of the ecall the core is in, or stopped after (a kmx call)."""
+        """The pc of the ecall the core is in, or stopped after (a kmx call). (The hook
+        moves the pc past an ecall when the engine left it there: _exception.)"""
         if self.engine is None:
             return self.call_pc_from(self.pc)
-        return self.engine.read("pc") - self._conventions.ecall_past
+        return self.call_pc_from(self.engine.read("pc"))
 
     @staticmethod
     def call_pc_from(stopped_at: int) -> int:
@@ -478,6 +480,8 @@ class Core:
 
     def _run_stand_in(self, what: stand_in.Trapped) -> None:
         """Do what the X280 does for WHAT, and go on after it (the engine's pc is there)."""
+        if self._conventions.illegal_past == 0:  # (the engine would run the stand-in again)
+            self.engine.write("pc", self.engine.read("pc") + 4)
         if what.fence_i:  # drop the translations once the engine has stopped (run)
             self._fenced = True
             self.engine.stop()

@@ -31,6 +31,12 @@ SIMULATED = frozenset(
 # The X280's vector unit, not simulated yet.
 VECTOR = re.compile(r"^(v|zve\d+[xfd]|zvl\d+b|zvfh|zvfhmin|zvbb|zvkb|zvbc|zvk\w*)$")
 EXPANDS = {"g": ("i", "m", "a", "f", "d", "zicsr", "zifencei")}
+# Extensions that are hints the engine runs as what they are encoded as (zihintpause's
+# pause is a fence, zihintntl's hints are adds to x0), and LLVM features that are not
+# instructions at all: accepted, and passed on to the compiler.
+HINTS = frozenset({"zihintpause", "zihintntl"})
+TUNING = frozenset({"relax", "save-restore", "unaligned-scalar-mem", "unaligned-vector-mem", "fast-unaligned-access",
+                    "no-default-unroll", "short-forward-branch-opt"})
 
 # What each extension a compiler knows, that the X280 lacks, is called (for the message).
 NAMES = {
@@ -75,7 +81,7 @@ def _check(flag: str, extensions: Sequence[str]) -> list[str]:
     out: list[str] = []
     for name in extensions:
         for part in EXPANDS.get(name, (name,)):
-            if part in SIMULATED:
+            if part in SIMULATED or part in HINTS:
                 if part not in out:
                     out.append(part)
             elif VECTOR.match(part):
@@ -98,8 +104,9 @@ def march_extensions(march: str) -> list[str]:
         raise _refuse(flag, "no RISC-V ISA string this simulator reads (it starts rv64i or rv64g)")
     parts = text[4:].split("_")
     singles = re.sub(r"\d+(p\d+)?", "", parts[0])  # (version numbers: rv64i2p1)
-    if singles[0] not in "ieg":
-        raise _refuse(flag, f"the base {singles[0]!r}: a RISC-V ISA string starts rv64i, rv64e or rv64g")
+    if not singles or singles[0] not in "ieg":
+        what = f"the base {singles[0]!r}" if singles else "no base"
+        raise _refuse(flag, f"{what}: a RISC-V ISA string starts rv64i, rv64e or rv64g")
     names = list(singles)
     names += [re.sub(r"\d+p\d+$", "", part) for part in parts[1:] if part]
     return _check(flag, names)
@@ -108,7 +115,11 @@ def march_extensions(march: str) -> list[str]:
 def mcpu_extensions(mcpu: str) -> list[str]:
     """The extensions of a clang or zig -mcpu ("sifive_x280", "baseline_rv64+zbb-c"), checked."""
     flag = f"-mcpu={mcpu}"
-    name, *changes = re.split(r"(?=[+-])", mcpu)
+    known = sorted((*X280_CPUS, *BASELINES), key=len, reverse=True)  # (names with a hyphen: gcc's)
+    name = next((k for k in known if mcpu == k or (mcpu.startswith(k) and mcpu[len(k)] in "+-")), None)
+    if name is None:
+        name = re.split(r"[+]", mcpu)[0]
+    changes = re.findall(r"[+-][^+-]+", mcpu[len(name):])
     if name in X280_CPUS:
         return _check(flag, ["g", "c", "v", "zba", "zbb", "zfh"])
     if name not in BASELINES:
@@ -117,6 +128,8 @@ def mcpu_extensions(mcpu: str) -> list[str]:
     have = _check(flag, BASELINES[name])
     for change in changes:
         feature = change[1:].lower()
+        if feature in TUNING:
+            continue
         if change[0] == "+":
             have += [e for e in _check(flag, [feature]) if e not in have]
         elif feature in have:
@@ -130,15 +143,21 @@ def zig_cpu(extensions: Sequence[str]) -> str:
 
 
 def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The extensions FLAGS (KMX_CFLAGS, split) ask for (the default when they name no
-    target; the last -march or -mcpu wins, as in gcc and clang), and FLAGS without them."""
-    extensions = march_extensions(DEFAULT_MARCH)
-    rest = []
+    """The extensions FLAGS (KMX_CFLAGS, split) ask for, and FLAGS without them. As in gcc
+    and clang, an -march names the instruction set whatever -mcpu says (the last -march
+    of several), and -mcpu then only tunes (`-mcpu=sifive_x280 -march=rv64gc_zba_zbb`:
+    tuned for the X280, without V); without an -march the last -mcpu names it; without
+    either, the default. What names the instruction set is checked."""
+    marches, mcpus, rest = [], [], []
     for flag in flags:
         if flag.startswith("-march="):
-            extensions = march_extensions(flag.split("=", 1)[1])
+            marches.append(flag.split("=", 1)[1])
         elif flag.startswith("-mcpu="):
-            extensions = mcpu_extensions(flag.split("=", 1)[1])
+            mcpus.append(flag.split("=", 1)[1])
         else:
             rest.append(flag)
-    return extensions, rest
+    if marches:
+        return march_extensions(marches[-1]), rest
+    if mcpus:
+        return mcpu_extensions(mcpus[-1]), rest
+    return march_extensions(DEFAULT_MARCH), rest

@@ -172,13 +172,16 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     uint64_t page = address & ~(uint64_t)(PAGE - 1);
     PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
     Core *core = h->core;
-    /* tlb_fill records a store's pc and ra (the checker names the line): the engine's
-     * must be the instruction's own, not where the engine trapped. */
+    /* tlb_fill records a store's pc and ra, and the checker walks the frames from fp to
+     * name the user's line: the engine's must be the instruction's own, not where the
+     * engine trapped (ra, sp and fp: what the explaining reads). */
     uint64_t pc = h->pc;
     core->isa.reg_write(h->uc, UC_REG_PC, &pc);
     h->engine_pc_moved = 1;
-    if (h->x_dirty >> 1 & 1)
-        core->isa.reg_write(h->uc, UC_REG_X0 + 1, &h->x[1]);
+    static const int explained[] = {1, 2, 8};
+    for (int i = 0; i < 3; i++)
+        if (h->x_dirty >> explained[i] & 1)
+            core->isa.reg_write(h->uc, UC_REG_X0 + explained[i], &h->x[explained[i]]);
     uint64_t paddr = 0;
     if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
         return 0;
