@@ -32,6 +32,13 @@ GUARD_BYTES = PAGE  # unmapped, after each region
 # size still meet it.
 STACK_GUARD_BYTES = 64 * KiB
 
+# The loader's stubs (sim.isa.rewrite) keep a register they borrow in the address space's
+# last page, which a load or store reaches with no register but x0 (`sd t6, -8(x0)`), so
+# that they never need a valid sp. Each core's engine maps it to a page of its own, at
+# STUB_SCRATCH_PHYSICAL (sim/native/fill.c translates the one to the other).
+STUB_SCRATCH = (1 << 64) - PAGE
+STUB_SCRATCH_PHYSICAL = 0x7FFF_FFFF_F000
+
 CLUSTERS = 4
 CORES_PER_CLUSTER = 4
 MAX_REGIONS = 16

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..isa import decode, stand_in, target
-from ..layout import PAGE
+from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
+from ..memory import host
 from ..memory.address_space import MemoryAccessError
 from ..native import hooks
 from . import engine as engines
@@ -187,6 +188,10 @@ class Core:
             self.native.turn.uncounted_start = context.image_base + stubs.start
             self.native.turn.uncounted_end = context.image_base + stubs.end
         self._span_table()
+        # The stubs' scratch page (sim.isa.rewrite): the core's own, at the address space's end.
+        self._scratch_page = host.anonymous(PAGE)
+        self.engine.map(STUB_SCRATCH_PHYSICAL, PAGE, self._scratch_page.address)
+        self.native.table.scratch_virtual, self.native.table.scratch_physical = STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
         self.engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(self.native))

@@ -76,6 +76,13 @@ static void maybe_grow(Core *core, void *uc) {
 
 int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
     core->tlb.fills++;
+    if ((address & ~(uint64_t)(PAGE - 1)) == core->table.scratch_virtual && core->table.scratch_physical) {
+        if (type == UC_MEM_FETCH) /* the stubs' scratch (sim/isa/rewrite.py): data only */
+            goto refuse;
+        entry->paddr = core->table.scratch_physical;
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        return 1;
+    }
     Span *span = find_span(core, address);
     if (!span)
         goto refuse;

@@ -91,6 +91,8 @@ typedef struct { /* what the hooks call on the core's engine */
 typedef struct { /* the address space, sorted by base */
     Span *spans;
     int64_t count;
+    uint64_t scratch_virtual;  /* the stubs' scratch page (sim/layout.py, STUB_SCRATCH) */
+    uint64_t scratch_physical; /* where the engine maps it (0: not mapped) */
 } SpanTable;
 
 typedef struct { /* the access tlb_fill refused, for the fault message */
