@@ -115,6 +115,16 @@ def _choose(rd: int, rs1: int, rs2: int, keep_rs1_if: tuple[int, int, int]) -> l
     return [addi(rd, rs1, 0), _b(8, b, a, funct3), addi(rd, rs2, 0)]
 
 
+def _rotate(shifts, rd: int, rs1: int, rs2: int) -> list[int]:
+    """rd = (rs1 FIRST n) | (rs1 SECOND (-n)), n = rs2: a rotate by a register (a shift by
+    -n shifts by the width less n, and by 0 when n is 0)."""
+    if rd == 0:
+        return []
+    first, second = shifts
+    return _borrowing(lambda a, b: [first(a, rs1, rs2), sub(b, 0, rs2), second(b, rs1, b), or_(rd, a, b)],
+                      rd, rs1, rs2, count=2)
+
+
 def stub_body(insn: int) -> list[int] | None:  # noqa: C901 (one case an instruction)
     """The RV64I instructions that compute what INSN (a Zba or simple Zbb instruction)
     does, without the jump back; [] when it changes nothing (rd is x0); None when INSN
@@ -155,11 +165,7 @@ def stub_body(insn: int) -> list[int] | None:  # noqa: C901 (one case an instruc
             branch = {4: (BLT, rs1, rs2), 5: (BLTU, rs1, rs2), 6: (BLT, rs2, rs1), 7: (BLTU, rs2, rs1)}[funct3]
             return _choose(rd, rs1, rs2, branch)
         if funct7 == 0x30 and funct3 in (1, 5):  # rol ror
-            if rd == 0:
-                return []
-            first, second = (sll, srl) if funct3 == 1 else (srl, sll)
-            return _borrowing(lambda a, b: [first(a, rs1, rs2), sub(b, 0, rs2), second(b, rs1, b), or_(rd, a, b)],
-                              rd, rs1, rs2, count=2)
+            return _rotate((sll, srl) if funct3 == 1 else (srl, sll), rd, rs1, rs2)
         return None
     if opcode == 0x3B:
         if (funct7, funct3) in ((0x04, 0), (0x10, 2), (0x10, 4), (0x10, 6)):
@@ -173,11 +179,7 @@ def stub_body(insn: int) -> list[int] | None:  # noqa: C901 (one case an instruc
         if funct7 == 0x04 and funct3 == 4 and rs2 == 0:  # zext.h
             return [] if rd == 0 else [slli(rd, rs1, 48), srli(rd, rd, 48)]
         if funct7 == 0x30 and funct3 in (1, 5):  # rolw rorw
-            if rd == 0:
-                return []
-            first, second = (sllw, srlw) if funct3 == 1 else (srlw, sllw)
-            return _borrowing(lambda a, b: [first(a, rs1, rs2), sub(b, 0, rs2), second(b, rs1, b), or_(rd, a, b)],
-                              rd, rs1, rs2, count=2)
+            return _rotate((sllw, srlw) if funct3 == 1 else (srlw, sllw), rd, rs1, rs2)
         return None
     if opcode == 0x13:
         imm12 = insn >> 20

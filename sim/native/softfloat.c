@@ -57,6 +57,32 @@ static Value unpack_d(uint64_t d) { return unpack(d, 52, 11); }
 
 static int is_nan(Value v) { return v.cls == QNAN || v.cls == SNAN; }
 
+/* MANT >> SHIFT rounded to an integer by RM (for a number of sign SIGN), with STICKY for
+ * something below MANT's last bit; *INEXACT says whether anything was dropped. */
+static uint64_t round_shifted(u128 mant, int shift, int sticky, int sign, int rm, int *inexact) {
+    uint64_t q;
+    int round = 0, rest = sticky;
+    if (shift <= 0) {
+        q = (uint64_t)(mant << -shift);
+    } else if (shift >= 120) {
+        q = 0;
+        rest |= mant != 0;
+    } else {
+        q = (uint64_t)(mant >> shift);
+        u128 below = mant & (((u128)1 << shift) - 1), half = (u128)1 << (shift - 1);
+        round = (below & half) != 0;
+        rest |= (below & (half - 1)) != 0;
+    }
+    *inexact = round || rest;
+    switch (rm) {
+    case RM_RNE: return q + (round && (rest || (q & 1)));
+    case RM_RDN: return q + (*inexact && sign);
+    case RM_RUP: return q + (*inexact && !sign);
+    case RM_RMM: return q + round;
+    default: return q; /* RM_RTZ */
+    }
+}
+
 /* Round sign * (mant * 2^exp), plus something below it when STICKY, to a half. */
 static uint16_t round_h(int sign, u128 mant, int exp, int sticky, int rm, uint32_t *flags) {
     uint16_t s = sign ? 0x8000 : 0;
@@ -64,58 +90,17 @@ static uint16_t round_h(int sign, u128 mant, int exp, int sticky, int rm, uint32
         return s; /* (callers give sticky only with a mant of many bits) */
     int E = msb(mant) + exp; /* the value is in [2^E, 2^(E+1)) */
     int unit = E - 10 < -24 ? -24 : E - 10;
-    int shift = unit - exp;
-    uint64_t sig;
-    int round = 0, rest = sticky;
-    if (shift <= 0) {
-        sig = (uint64_t)(mant << -shift);
-    } else if (shift >= 120) {
-        sig = 0;
-        rest = 1;
-    } else {
-        sig = (uint64_t)(mant >> shift);
-        u128 below = mant & (((u128)1 << shift) - 1), half = (u128)1 << (shift - 1);
-        round = (below & half) != 0;
-        rest |= (below & (half - 1)) != 0;
-    }
-    int inexact = round || rest, up = 0;
-    switch (rm) {
-    case RM_RNE: up = round && (rest || (sig & 1)); break;
-    case RM_RTZ: up = 0; break;
-    case RM_RDN: up = inexact && sign; break;
-    case RM_RUP: up = inexact && !sign; break;
-    case RM_RMM: up = round; break;
-    }
+    int inexact;
+    uint64_t sig = round_shifted(mant, unit - exp, sticky, sign, rm, &inexact);
     if (inexact) {
         *flags |= FFLAG_NX;
-        /* Tiny after rounding: below 2^-14 even when rounded to 11 bits with an
-         * unbounded exponent. Only a value just below 2^-14 can round up to it. */
-        int tiny = E < -14;
-        if (E == -15) {
-            int s2 = -25 - exp;
-            uint64_t sig2;
-            int round2 = 0, rest2 = sticky;
-            if (s2 <= 0) {
-                sig2 = (uint64_t)(mant << -s2);
-            } else {
-                sig2 = (uint64_t)(mant >> s2);
-                u128 below = mant & (((u128)1 << s2) - 1), half = (u128)1 << (s2 - 1);
-                round2 = (below & half) != 0;
-                rest2 |= (below & (half - 1)) != 0;
-            }
-            int inexact2 = round2 || rest2, up2 = 0;
-            switch (rm) {
-            case RM_RNE: up2 = round2 && (rest2 || (sig2 & 1)); break;
-            case RM_RDN: up2 = inexact2 && sign; break;
-            case RM_RUP: up2 = inexact2 && !sign; break;
-            case RM_RMM: up2 = round2; break;
-            }
-            tiny = sig2 + up2 < 2048;
-        }
-        if (tiny)
+        /* Tiny after rounding: below 2^-14 even when rounded to 11 bits with an unbounded
+         * exponent. Only a value just below 2^-14 (E = -15) can round up to it. */
+        int ignored;
+        if (E < -15 || (E == -15 && round_shifted(mant, -25 - exp, sticky, sign, rm, &ignored) < 2048))
             *flags |= FFLAG_UF;
     }
-    uint32_t bits = ((uint32_t)(unit + 24) << 10) + (uint32_t)sig + (uint32_t)up;
+    uint32_t bits = ((uint32_t)(unit + 24) << 10) + (uint32_t)sig;
     if (bits >= 0x7C00) {
         *flags |= FFLAG_OF | FFLAG_NX;
         int largest = rm == RM_RTZ || (rm == RM_RDN && !sign) || (rm == RM_RUP && sign);
@@ -404,27 +389,8 @@ uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *
     } else {
         uint64_t magnitude = 0;
         int inexact = 0;
-        if (v.cls == FINITE) {
-            if (v.exp >= 0) {
-                magnitude = v.mant << v.exp; /* at most 65504 */
-            } else {
-                int shift = -v.exp;
-                uint64_t q = shift >= 64 ? 0 : v.mant >> shift;
-                uint64_t below = shift >= 64 ? v.mant : v.mant & (((uint64_t)1 << shift) - 1);
-                uint64_t half = shift > 64 ? 0 : (uint64_t)1 << (shift - 1);
-                int round = shift <= 64 && (below & half), rest = (below & (half - 1)) != 0 || shift > 64;
-                inexact = round || rest;
-                int up = 0;
-                switch (rm) {
-                case RM_RNE: up = round && (rest || (q & 1)); break;
-                case RM_RTZ: up = 0; break;
-                case RM_RDN: up = inexact && v.sign; break;
-                case RM_RUP: up = inexact && !v.sign; break;
-                case RM_RMM: up = round; break;
-                }
-                magnitude = q + up;
-            }
-        }
+        if (v.cls == FINITE)
+            magnitude = round_shifted(v.mant, -v.exp, 0, v.sign, rm, &inexact); /* (at most 65504) */
         if (is_signed) {
             result = v.sign ? (uint64_t)-(int64_t)magnitude : magnitude; /* (in range: |h| <= 65504) */
         } else if (v.sign && magnitude) {
