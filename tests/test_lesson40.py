@@ -1,0 +1,97 @@
+"""Lesson 40, "The X280's own instructions": its program prints what the lesson shows, the
+page shows its files as they are, the thread uses the instructions the lesson names, and
+its common mistakes behave as it says."""
+
+import pytest
+
+import komorebi as km
+from tests.conftest import ROOT
+from tests.lessons import assert_page_shows, run_program, variant
+
+LESSON = ROOT / "tutorial" / "40_the_x280s_own_instructions"
+THREAD = LESSON / "thread" / "bits_and_halves.c"
+PAGE = ROOT / "docs" / "40_the_x280s_own_instructions.md"
+EXPECTED = (
+    "set bits in 1024 words: 32837\n"
+    "the half-precision dot product: 64.5\n"
+    "as Python rounds it, step by step: 64.5\n"
+)
+
+
+def page() -> str:
+    return PAGE.read_text()
+
+
+def test_the_program_prints_what_the_lesson_shows():
+    done = run_program(LESSON)
+    assert done.stdout == EXPECTED
+    assert_page_shows(page(), LESSON / "program.py", THREAD, output=EXPECTED)
+
+
+def _load(source, monkeypatch, flags=None):
+    if flags is not None:
+        monkeypatch.setenv("KMX_CFLAGS", flags)
+    program = km.Program("lesson40", kernels=LESSON / "kernels")
+    program.thread(cluster=1, sources=[source], regions={"words": 64, "a": 64, "b": 64})
+    with km.Session() as session:
+        run = session.load(program)
+        try:
+            return run.thread_result(timeout=30), run
+        finally:
+            run.stop()
+
+
+def test_the_thread_runs_cpop_and_half_precision_as_the_lesson_says(monkeypatch):
+    """The loops are the X280's instructions, run by the simulator (not the engine)."""
+    from tests.threads import machine_cluster
+
+    result, run = _load(THREAD, monkeypatch)
+    assert result.code == 0
+    assert machine_cluster(run, 1).cores[0].native.isa.traps > 0
+    from komorebi.sim.image.elf import load_image  # noqa: F401 (the lesson's words: cpop, flh, fmadd.h, sh1add)
+    text = page()
+    for name in ("cpop", "flh", "fmadd.h", "sh1add"):
+        assert f"`{name}`" in text
+
+
+@pytest.mark.parametrize("flags, said", [
+    ("-mcpu=sifive_x280", "KMX_CFLAGS asks for -mcpu=sifive_x280: the vector extension V, and the simulator "
+                          "does not run the vector unit yet."),
+    ("-march=rv64gc_zbs", "the extension zbs (single-bit instructions), which the X280 does not have"),
+])
+def test_a_target_the_lesson_warns_of_is_refused_as_it_says(monkeypatch, flags, said):
+    with pytest.raises(km.CompileError) as error:
+        _load(THREAD, monkeypatch, flags)
+    assert said in str(error.value)
+    assert said in page()
+
+
+def test_the_x280s_tuning_without_v_builds(monkeypatch):
+    result, _ = _load(THREAD, monkeypatch, "-mcpu=sifive_x280 -march=rv64gc_zba_zbb_zfh")
+    assert result.code == 0
+    assert "`-mcpu=sifive_x280 -march=rv64gc_zba_zbb_zfh` is the same instruction set" in page()
+
+
+def test_an_instruction_the_x280_lacks_does_not_assemble_and_as_a_word_is_a_fault(tmp_path, monkeypatch):
+    old = "    kmx_invalidate(0);\n"
+    (tmp_path / "name").mkdir()
+    (tmp_path / "word").mkdir()
+    by_name = variant(tmp_path / "name", THREAD, old, '    __asm__ volatile("bset a0, a0, a1");\n' + old)
+    with pytest.raises(km.CompileError):
+        _load(by_name, monkeypatch)
+    as_word = variant(tmp_path / "word", THREAD, old, '    __asm__ volatile(".word 0x28b51533");\n' + old)
+    with pytest.raises(km.ThreadFault) as fault:
+        _load(as_word, monkeypatch)
+    message = ("an instruction of Zbs (single-bit instructions: bset, instruction 0x28b51533), which the X280 "
+               "does not have")
+    assert message in str(fault.value) and message in page()
+    assert fault.value.line == 15
+
+
+def test_ctz_of_zero_is_64_as_the_lesson_says(tmp_path, monkeypatch):
+    old = "    kmx_invalidate(0);\n"
+    source = variant(tmp_path, THREAD, old, '    { uint64_t z = 0, n; __asm__ volatile("ctz %0, %1" : "=r"(n) : "r"(z));'
+                                            ' if (n != 64) return 7; }\n' + old)
+    result, _ = _load(source, monkeypatch)
+    assert result.code == 0
+    assert "The instructions themselves give 64" in page()
