@@ -434,3 +434,29 @@ int kmx_main(int core) {
             run.stop()
         lines = [(f.kind, f.line) for f in run.findings]
     assert lines == [("read-before-invalidate", 6)]
+
+
+def test_the_interpreter_runs_through_a_stub_that_borrows_a_register(tmp_path):
+    """A loop with a cpop (run in C) and a sh1add x, x, x (a stub that keeps a register in
+    the scratch page): the interpreter reaches the scratch page too, and stays in the
+    loop, rather than handing each pass back to the engine at the stub's store."""
+    source = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t x = kmx_word(0), b = 1;
+    for (int i = 0; i < 100000; i++) {
+        __asm__ volatile("cpop %0, %0\n sh1add %1, %1, %1" : "+r"(x), "+r"(b));
+        x += b;
+    }
+    return (int)(x & 0xff) + core;
+}
+"""
+    result, run = run_to_end(program_for(source, tmp_path, words=[5]))
+    isa = machine_cluster(run, 1).cores[0].native.isa
+    assert isa.episodes < 100, f"{isa.episodes} interpreter runs for 100,000 passes"
+    x, b = 5, 1
+    for _ in range(100000):
+        x = bin(x).count("1")
+        b = (3 * b) & MASK
+        x = (x + b) & MASK
+    assert result.code == x & 0xFF

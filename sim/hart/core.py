@@ -192,6 +192,9 @@ class Core:
         self._scratch_page = host.anonymous(PAGE)
         self.engine.map(STUB_SCRATCH_PHYSICAL, PAGE, self._scratch_page.address)
         self.native.table.scratch_virtual, self.native.table.scratch_physical = STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
+        self.native.table.scratch_host = hooks.host_pointer(self._scratch_page.address)
+        assert all(span.end <= STUB_SCRATCH_PHYSICAL or span.base >= STUB_SCRATCH_PHYSICAL + PAGE
+                   for span in context.memory.spans), "a span reaches the stubs' scratch page"
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
         self.engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(self.native))

@@ -17,7 +17,7 @@ jump's reach of it).
   t2-t6 (ones the instruction does not name), kept while the stub runs in the core's
   scratch page, the address space's last, which `sd t6, -8(x0)` reaches with no base
   register (sim.layout, STUB_SCRATCH): so a stub needs no valid sp (the official tests
-  use sp as a plain register) and writes nothing the program can see.
+  use sp as a plain register) and writes none of the program's memory.
 - The cycle model counts the jump as the instruction it replaces and the stub's
   instructions as none (sim/native/turns.c, isa.c), so `kmx_cycles`, the counters and the
   turns are exactly as if the instruction ran; the explainer shows a pc in a stub as the

@@ -32,11 +32,11 @@ SIMULATED = frozenset(
 VECTOR = re.compile(r"^(v|zve\d+[xfd]|zvl\d+b|zvfh|zvfhmin|zvbb|zvkb|zvbc|zvk\w*)$")
 EXPANDS = {"g": ("i", "m", "a", "f", "d", "zicsr", "zifencei")}
 # Extensions that are hints the engine runs as what they are encoded as (zihintpause's
-# pause is a fence, zihintntl's hints are adds to x0), and LLVM features that are not
-# instructions at all: accepted, and passed on to the compiler.
+# pause is a fence, zihintntl's hints are adds to x0): accepted, and passed on. LLVM
+# features that are not instructions at all: accepted, and left out.
 HINTS = frozenset({"zihintpause", "zihintntl"})
-TUNING = frozenset({"relax", "save-restore", "unaligned-scalar-mem", "unaligned-vector-mem", "fast-unaligned-access",
-                    "no-default-unroll", "short-forward-branch-opt"})
+TUNING = frozenset({"relax", "save_restore", "unaligned_scalar_mem", "unaligned_vector_mem", "fast_unaligned_access",
+                    "no_default_unroll", "short_forward_branch_opt"})  # (zig's names; clang's have - for _)
 
 # What each extension a compiler knows, that the X280 lacks, is called (for the message).
 NAMES = {
@@ -115,26 +115,26 @@ def march_extensions(march: str) -> list[str]:
 def mcpu_extensions(mcpu: str) -> list[str]:
     """The extensions of a clang or zig -mcpu ("sifive_x280", "baseline_rv64+zbb-c"), checked."""
     flag = f"-mcpu={mcpu}"
+    if "rv32" in mcpu.lower():
+        raise _refuse(flag, "a 32-bit target (RV32), and the X280 is a 64-bit core (RV64)")
     known = sorted((*X280_CPUS, *BASELINES), key=len, reverse=True)  # (names with a hyphen: gcc's)
     name = next((k for k in known if mcpu == k or (mcpu.startswith(k) and mcpu[len(k)] in "+-")), None)
     if name is None:
-        name = re.split(r"[+]", mcpu)[0]
-    changes = re.findall(r"[+-][^+-]+", mcpu[len(name):])
-    if name in X280_CPUS:
-        return _check(flag, ["g", "c", "v", "zba", "zbb", "zfh"])
-    if name not in BASELINES:
-        raise _refuse(flag, f"a CPU the simulator does not know ({name}); name the extensions with "
-                            f"-march, as -march={DEFAULT_MARCH}")
-    have = _check(flag, BASELINES[name])
-    for change in changes:
-        feature = change[1:].lower()
+        raise _refuse(flag, f"a CPU the simulator does not know ({re.split(r'[+]', mcpu)[0]}); name the "
+                            f"extensions with -march, as -march={DEFAULT_MARCH}")
+    # zig's changes: +feature adds one, -feature takes one away (sifive_x280-v: no V)
+    changes = [(c[0], c[1:].lower().replace("-", "_")) for c in re.findall(r"[+-][^+-]+", mcpu[len(name):])]
+    features = ["g", "c", "v", "zba", "zbb", "zfh"] if name in X280_CPUS else list(BASELINES[name])
+    for sign, feature in changes:
         if feature in TUNING:
             continue
-        if change[0] == "+":
-            have += [e for e in _check(flag, [feature]) if e not in have]
-        elif feature in have:
-            have.remove(feature)
-    return have
+        parts = EXPANDS.get(feature, (feature,))
+        if sign == "+":
+            features += [p for p in parts if p not in features]
+        else:
+            features = [f for f in (part for each in features for part in EXPANDS.get(each, (each,)))
+                        if f not in parts and not (f == "v" and feature.startswith("zv"))]
+    return _check(flag, features)
 
 
 def zig_cpu(extensions: Sequence[str]) -> str:
@@ -145,9 +145,9 @@ def zig_cpu(extensions: Sequence[str]) -> str:
 def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:
     """The extensions FLAGS (KMX_CFLAGS, split) ask for, and FLAGS without them. As in gcc
     and clang, an -march names the instruction set whatever -mcpu says (the last -march
-    of several), and -mcpu then only tunes (`-mcpu=sifive_x280 -march=rv64gc_zba_zbb`:
-    tuned for the X280, without V); without an -march the last -mcpu names it; without
-    either, the default. What names the instruction set is checked."""
+    of several); without an -march the last -mcpu names it; without either, the default.
+    What names the instruction set is checked. (zig takes only the -mcpu the simulator
+    makes of it, so an -mcpu beside an -march is dropped for zig.)"""
     marches, mcpus, rest = [], [], []
     for flag in flags:
         if flag.startswith("-march="):

@@ -93,6 +93,7 @@ typedef struct { /* the address space, sorted by base */
     int64_t count;
     uint64_t scratch_virtual;  /* the stubs' scratch page (sim/layout.py, STUB_SCRATCH) */
     uint64_t scratch_physical; /* where the engine maps it (0: not mapped) */
+    uint8_t *scratch_host;     /* its host memory (for the interpreter, isa.c) */
 } SpanTable;
 
 typedef struct { /* the access tlb_fill refused, for the fault message */

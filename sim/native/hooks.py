@@ -103,7 +103,8 @@ class EngineCalls(ctypes.Structure):
 
 class SpanTable(ctypes.Structure):
     _fields_ = [("spans", ctypes.POINTER(SpanEntry)), ("count", ctypes.c_int64),
-                ("scratch_virtual", ctypes.c_uint64), ("scratch_physical", ctypes.c_uint64)]
+                ("scratch_virtual", ctypes.c_uint64), ("scratch_physical", ctypes.c_uint64),
+                ("scratch_host", _u8)]
 
 
 class Refusal(ctypes.Structure):

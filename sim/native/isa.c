@@ -185,14 +185,20 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     uint64_t paddr = 0;
     if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
         return 0;
-    Span *span = find_span(core, paddr);
-    if (!span || paddr + 1 > span->end)
-        return 0;
+    uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
+    uint8_t *host;
+    if (ppage == core->table.scratch_physical && core->table.scratch_host) {
+        host = core->table.scratch_host; /* the stubs' scratch page (fill.c) */
+    } else {
+        Span *span = find_span(core, paddr);
+        if (!span || paddr + 1 > span->end)
+            return 0;
+        host = span->host + (ppage - span->base);
+    }
     if (core->tlb.grow)
         h->stop = 1;
-    uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
     e->page = page + 1;
-    e->host = span->host + (ppage - span->base);
+    e->host = host;
     e->generation = core->isa.page_generation;
     e->writable = write;
     return e->host + (address - page);
