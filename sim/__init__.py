@@ -7,7 +7,8 @@ Installed as `komorebi.sim` (the repository keeps it at the top, beside the API)
     schedule.py    which core runs next, and for how long
     layout.py      the address map and the machine's constants
     hart/          one X280 hart: the core, the engine under it (Unicorn), its faults
-    isa/           what the engine would run unlike the X280, and the decoding for messages
+    isa/           the X280's instruction set: the compile target, the loader's stubs and
+                   stand-ins, decoding for messages
     cache/         the cluster's write-back cache (model.py) and the coherence checker
     memory/        a cluster's address space, the DRAM banks, host memory (host.py)
     kmx/           the kmx calls: the trap table, kmx_print, what a thread hands Python
