@@ -81,7 +81,7 @@ def test_the_thread_runs_the_instructions_the_lesson_names(monkeypatch):
 
 @pytest.mark.parametrize("flags, said", [
     ("-mcpu=sifive_x280", "KMX_CFLAGS asks for -mcpu=sifive_x280: the vector extension V, and the simulator "
-                          "does not run the vector unit yet."),
+                          "does not run the whole vector unit yet."),
     ("-march=rv64gc_zbs", "the extension zbs (single-bit instructions), which the X280 does not have"),
 ])
 def test_a_target_the_lesson_warns_of_is_refused_as_it_says(monkeypatch, flags, said):

@@ -53,7 +53,7 @@ MISALIGNED = (4, 6)
 REFUSED = (5, 7)  # a load or a store the memory refused (an flh or fsh, from isa.c)
 ILLEGAL_HELP = (
     f"The simulated X280 runs {target.RUNS} and the cycle, instret and time counters (the "
-    "card's X280 has a vector unit too, which is not simulated yet)."
+    "card's X280 has a vector unit too, which is simulated only in part so far)."
 )
 TRAPS = ("instruction 0x0000", "instruction 0xc0001073")  # (c.)unimp: __builtin_trap()
 EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
@@ -464,9 +464,10 @@ class Core:
         extension, name = known
         if extension == "V":
             return (
-                f"a vector instruction (V: {name}, {insn}): the simulator does not run the X280's "
-                f"vector unit yet. Compile without V: the default target, "
-                f"-march={target.DEFAULT_MARCH}, has none"
+                f"a vector instruction (V: {name}, {insn}) that the simulator does not run yet: it runs "
+                f"only part of the X280's vector unit so far, and no instruction while vtype is illegal "
+                f"(before a vsetvli). Compile without V: the default target, -march={target.DEFAULT_MARCH}, "
+                f"has none"
             )
         return (
             f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "

@@ -68,7 +68,7 @@ _LACKING_OP_IMM = {  # OP-IMM (0x13): (imm[11:6], funct3) -> ...
     (0x12, 5): ("Zbs", "bexti"),
 }
 EXTENSIONS = {
-    "V": "the vector unit, which the simulator does not run yet",
+    "V": "the vector unit, which the simulator runs only in part so far",
     "Zbs": "single-bit instructions",
     "Zbc": "carry-less multiplication",
     "Zbkb": "bit manipulation for cryptography",
@@ -94,7 +94,7 @@ def lacking(insn: int) -> tuple[str, str] | None:
         return None
     opcode, funct3, funct7 = insn & 0x7F, _bits(insn, 14, 12), insn >> 25
     if opcode == 0x57:
-        return "V", "a vector instruction (vsetvli, an arithmetic one)"
+        return "V", "an instruction of the vector unit"
     if opcode in (0x07, 0x27) and funct3 in (0, 5, 6, 7):
         return "V", "a vector load or store"
     if opcode == 0x33:

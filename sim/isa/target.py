@@ -28,7 +28,7 @@ RUNS = "rv64imafdc_zicsr_zifencei_zba_zbb_zfh_zfhmin"  # what the simulator runs
 SIMULATED = frozenset(
     "i m a f d c zicsr zifencei zicntr zmmul zaamo zalrsc zca zcd zba zbb zfh zfhmin".split()
 )
-# The X280's vector unit, not simulated yet.
+# The X280's vector unit, not compiled for until it is simulated whole.
 VECTOR = re.compile(r"^(v|zve\d+[xfd]|zvl\d+b|zvfh|zvfhmin|zvbb|zvkb|zvbc|zvk\w*)$")
 EXPANDS = {"g": ("i", "m", "a", "f", "d", "zicsr", "zifencei")}
 # Extensions that are hints the engine runs as what they are encoded as (zihintpause's
@@ -68,7 +68,7 @@ class TargetError(ValueError):
 def _runs_line() -> str:
     return (
         f"The simulated X280 runs {RUNS} (the card's {ISA_STRING} but the vector unit, "
-        f"which is not simulated yet); the default target is -march={DEFAULT_MARCH}."
+        f"which is simulated only in part so far); the default target is -march={DEFAULT_MARCH}."
     )
 
 
@@ -86,7 +86,7 @@ def _check(flag: str, extensions: Sequence[str]) -> list[str]:
                     out.append(part)
             elif VECTOR.match(part):
                 raise _refuse(flag, f"the vector extension {part.upper() if len(part) == 1 else part}, "
-                                    "and the simulator does not run the vector unit yet")
+                                    "and the simulator does not run the whole vector unit yet")
             else:
                 named = NAMES.get(part)
                 what = f"{part} ({named})" if named else part

@@ -48,9 +48,16 @@ typedef struct {
     uint32_t writable;
 } PageEntry;
 
+typedef struct { /* a core's vector unit (vector.h) */
+    uint8_t reg[32][64];  /* v0-v31, VLEN 512 */
+    uint64_t vl, vtype, vstart, vxrm, vxsat;
+    uint64_t ready;       /* (0: as Python allocated it, not yet reset) */
+} VectorUnit;
+
 typedef struct {
     Decoded code[CODE_CACHE];
     PageEntry pages[PAGE_CACHE];
+    VectorUnit vector;
 } Scratch;
 
 uint64_t isa_scratch_size(void) { return sizeof(Scratch); }
@@ -298,6 +305,8 @@ enum {
     OP_FMADD_H, OP_FMSUB_H, OP_FNMSUB_H, OP_FNMADD_H,
     /* the loader's stand-ins for fmin and fmax (sim/isa/stand_in.py) */
     OP_FMIN_S, OP_FMAX_S, OP_FMIN_D, OP_FMAX_D,
+    /* V (vector.h) */
+    OP_VECTOR, OP_VLOAD, OP_VSTORE, OP_VCSR,
 };
 
 static int64_t sext(uint64_t value, int bits) { return (int64_t)(value << (64 - bits)) >> (64 - bits); }
@@ -421,6 +430,8 @@ static uint32_t expand(uint16_t c) {
     return 0;
 }
 
+static int is_vector_csr(uint32_t csr); /* (vector.h) */
+
 static int decode_op(uint32_t insn) {
     uint32_t opcode = insn & 0x7F, f3 = bits(insn, 14, 12), f7 = insn >> 25, rs2 = bits(insn, 24, 20);
     uint32_t imm12 = insn >> 20;
@@ -441,8 +452,10 @@ static int decode_op(uint32_t insn) {
         static const int ops[8] = {OP_SB, OP_SH, OP_SW, OP_SD, 0, 0, 0, 0};
         return ops[f3];
     }
-    case 0x07: return f3 == 1 ? OP_FLH : f3 == 2 ? OP_FLW : f3 == 3 ? OP_FLD : 0;
-    case 0x27: return f3 == 1 ? OP_FSH : f3 == 2 ? OP_FSW : f3 == 3 ? OP_FSD : 0;
+    case 0x07: return f3 == 1 ? OP_FLH : f3 == 2 ? OP_FLW : f3 == 3 ? OP_FLD : (f3 == 0 || f3 >= 5) ? OP_VLOAD : 0;
+    case 0x27: return f3 == 1 ? OP_FSH : f3 == 2 ? OP_FSW : f3 == 3 ? OP_FSD : (f3 == 0 || f3 >= 5) ? OP_VSTORE : 0;
+    case 0x57: return OP_VECTOR;
+    case 0x73: return (f3 & 3) && is_vector_csr(insn >> 20) ? OP_VCSR : 0;
     case 0x13:
         switch (f3) {
         case 0: return OP_ADDI;
@@ -616,6 +629,8 @@ static __attribute__((noinline)) Decoded *fetch_miss(Hart *h, uint64_t pc) {
 /* -- running ---------------------------------------------------------------------------- */
 
 enum { RAN, NOT_HERE, REFUSED };
+
+#include "vector.h"
 
 static uint64_t orc_b(uint64_t v) {
     uint64_t out = 0;
@@ -802,6 +817,7 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
     case OP_FMAX_S: set_s(h, d->rd, single_min_max(S(h, d->rs1), S(h, d->rs2), 1, &h->flags)); break;
     case OP_FMIN_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 0, &h->flags)); break;
     case OP_FMAX_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 1, &h->flags)); break;
+    case OP_VECTOR: case OP_VLOAD: case OP_VSTORE: case OP_VCSR: return vector_run(h, d);
     default: return NOT_HERE;
     }
     return RAN;
@@ -893,7 +909,7 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
     if (done == REFUSED) { /* flh or fsh: the fault is a load's or a store's */
         if (h.engine_pc_moved)
             core->isa.reg_write(uc, UC_REG_PC, &reported);
-        core->isa.on_trap(d->op == OP_FSH ? 7 : 5);
+        core->isa.on_trap(d->op == OP_FSH || d->op == OP_VSTORE ? 7 : 5);
         return;
     }
     core->isa.traps++;

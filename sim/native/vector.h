@@ -1,0 +1,474 @@
+/* vector.h: the X280's vector unit, RVV 1.0 with VLEN 512 and ELEN 64, run in C. Included
+ * by isa.c, whose Hart, decoder and memory helpers it uses (a unit of isa.c's, in a file of
+ * its own); the state of each core's unit lives in its Scratch (isa.c, VectorUnit).
+ *
+ * Done so far (issue 14, step 1): vsetvli, vsetivli, vsetvl; the vector CSRs (vstart,
+ * vxsat, vxrm, vcsr, vl, vtype, vlenb); unit-stride, strided, fault-only-first, mask and
+ * whole-register loads and stores; the integer arithmetic, comparisons, merges and moves
+ * (.vv, .vx, .vi), multiplication and division, the multiply-adds, the integer
+ * reductions, vmv.x.s and vmv.s.x, the mask logic, vcpop.m, vfirst.m and vid.v. Every
+ * other vector instruction is NOT_HERE: Python reports it as not simulated yet.
+ *
+ * Policies: tail and masked-off elements are left undisturbed, also where the spec allows
+ * agnostic ones (which must then be deterministic: undisturbed is, and it is what QEMU
+ * does by default). Element accesses go through host_of, so through the engine's TLB and
+ * the fill hook: the cache model and the checker see every one, at the instruction's pc.
+ */
+
+#define VLEN 512
+#define VLENB (VLEN / 8)
+#define VILL (1ull << 63)
+
+/* CSR numbers */
+#define CSR_VSTART 0x008
+#define CSR_VXSAT 0x009
+#define CSR_VXRM 0x00A
+#define CSR_VCSR 0x00F
+#define CSR_VL 0xC20
+#define CSR_VTYPE 0xC21
+#define CSR_VLENB 0xC22
+
+static VectorUnit *unit(Hart *h) {
+    VectorUnit *v = &h->scratch->vector;
+    if (!v->ready) { /* as at reset: vtype illegal, vl 0 */
+        v->vtype = VILL;
+        v->vl = 0;
+        v->ready = 1;
+    }
+    return v;
+}
+
+static int sew_bits(uint64_t vtype) { return 8 << ((vtype >> 3) & 7); }
+
+/* LMUL in eighths (1/8 is 1, 8 is 64); 0 for the reserved encoding. */
+static int lmul_eighths(uint64_t vtype) {
+    int m = (int)(vtype & 7);
+    return m < 4 ? 8 << m : m == 4 ? 0 : 8 >> (8 - m);
+}
+
+static uint64_t vlmax(uint64_t vtype) { return (uint64_t)lmul_eighths(vtype) * VLEN / (8 * (uint64_t)sew_bits(vtype)); }
+
+static int legal_vtype(uint64_t vtype) {
+    int vsew = (int)((vtype >> 3) & 7), vlmul = (int)(vtype & 7);
+    if (vsew > 3 || vlmul == 4 || (vtype >> 8) != 0)
+        return 0;
+    if (vlmul >= 5 && sew_bits(vtype) > (64 >> (8 - vlmul))) /* SEW <= LMUL * ELEN */
+        return 0;
+    return 1;
+}
+
+/* vsetvl*: the new vl (and vtype), as RVV 1.0 says; vl = min(AVL, VLMAX). */
+static uint64_t vset(Hart *h, uint64_t vtype, uint64_t avl, int avl_is_x0, int rd_is_x0) {
+    VectorUnit *v = unit(h);
+    v->vstart = 0;
+    if (!legal_vtype(vtype)) {
+        v->vtype = VILL;
+        v->vl = 0;
+        return 0;
+    }
+    uint64_t max = vlmax(vtype);
+    uint64_t vl = !avl_is_x0 ? (avl < max ? avl : max) : !rd_is_x0 ? max : (v->vl < max ? v->vl : max);
+    v->vtype = vtype;
+    v->vl = vl;
+    return vl;
+}
+
+/* Element I (of WIDTH bytes) of the register group starting at BASE. */
+static uint64_t element(VectorUnit *v, int base, uint64_t i, int width) {
+    uint64_t x = 0;
+    __builtin_memcpy(&x, &v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width, (size_t)width);
+    return x;
+}
+
+static void set_element(VectorUnit *v, int base, uint64_t i, int width, uint64_t x) {
+    __builtin_memcpy(&v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width, &x, (size_t)width);
+}
+
+static int mask_bit(VectorUnit *v, int reg, uint64_t i) { return (v->reg[reg][i >> 3] >> (i & 7)) & 1; }
+
+static void set_mask_bit(VectorUnit *v, int reg, uint64_t i, int bit) {
+    uint8_t *byte = &v->reg[reg][i >> 3];
+    *byte = (uint8_t)((*byte & ~(1u << (i & 7))) | ((unsigned)bit << (i & 7)));
+}
+
+static int active(VectorUnit *v, int vm, uint64_t i) { return vm || mask_bit(v, 0, i); }
+
+/* The registers of a group of EMUL (in eighths) at BASE: 0 when BASE is not aligned to
+ * it or the group runs past v31. */
+static int group_regs(int base, int emul_eighths) {
+    int regs = emul_eighths <= 8 ? 1 : emul_eighths / 8;
+    if (emul_eighths < 1 || emul_eighths > 64 || base % regs || base + regs > 32)
+        return 0;
+    return regs;
+}
+
+static int64_t sext_bits(uint64_t x, int bits) { return bits >= 64 ? (int64_t)x : (int64_t)(x << (64 - bits)) >> (64 - bits); }
+
+static uint64_t width_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+/* -- CSRs ---------------------------------------------------------------------------- */
+
+static int is_vector_csr(uint32_t csr) {
+    return csr == CSR_VSTART || csr == CSR_VXSAT || csr == CSR_VXRM || csr == CSR_VCSR || csr == CSR_VL ||
+           csr == CSR_VTYPE || csr == CSR_VLENB;
+}
+
+static int vector_csr(Hart *h, const Decoded *d) {
+    VectorUnit *v = unit(h);
+    uint32_t insn = d->insn, csr = insn >> 20, f3 = bits(insn, 14, 12);
+    int immediate = f3 >= 5;
+    uint64_t source = immediate ? d->rs1 : X(h, d->rs1, 0);
+    int writes = (f3 & 3) == 1 || d->rs1 != 0; /* csrrw(i) always; csrrs/c(i) when rs1/uimm is not 0 */
+    uint64_t old;
+    switch (csr) {
+    case CSR_VSTART: old = v->vstart; break;
+    case CSR_VXSAT: old = v->vxsat; break;
+    case CSR_VXRM: old = v->vxrm; break;
+    case CSR_VCSR: old = v->vxrm << 1 | v->vxsat; break;
+    case CSR_VL: old = v->vl; break;
+    case CSR_VTYPE: old = v->vtype; break;
+    default: old = VLENB; break;
+    }
+    if (writes && (csr == CSR_VL || csr == CSR_VTYPE || csr == CSR_VLENB))
+        return NOT_HERE; /* read-only: an illegal instruction */
+    if (writes) {
+        uint64_t value = (f3 & 3) == 1 ? source : (f3 & 3) == 2 ? old | source : old & ~source;
+        switch (csr) {
+        case CSR_VSTART: v->vstart = value & (VLEN - 1); break;
+        case CSR_VXSAT: v->vxsat = value & 1; break;
+        case CSR_VXRM: v->vxrm = value & 3; break;
+        case CSR_VCSR: v->vxsat = value & 1; v->vxrm = (value >> 1) & 3; break;
+        }
+    }
+    set_x(h, d->rd, old, 0);
+    return RAN;
+}
+
+/* -- loads and stores ------------------------------------------------------------------ */
+
+static int access_element(Hart *h, uint64_t address, int width, int store, uint64_t *x) {
+    switch (width) {
+    case 1: return store ? store(h, address, 1, *x) : load(h, address, 1, x);
+    case 2: return store ? store(h, address, 2, *x) : load(h, address, 2, x);
+    case 4: return store ? store(h, address, 4, *x) : load(h, address, 4, x);
+    default: return store ? store(h, address, 8, *x) : load(h, address, 8, x);
+    }
+}
+
+static int vector_memory(Hart *h, const Decoded *d, int store) {
+    VectorUnit *v = unit(h);
+    uint32_t insn = d->insn;
+    int nf = (int)bits(insn, 31, 29), mew = (int)bits(insn, 28, 28), mop = (int)bits(insn, 27, 26);
+    int vm = (int)bits(insn, 25, 25), lumop = (int)bits(insn, 24, 20), vd = d->rd;
+    int width = (int)bits(insn, 14, 12);
+    int eew = width == 0 ? 8 : width == 5 ? 16 : width == 6 ? 32 : 64;
+    int bytes = eew / 8;
+    uint64_t base = X(h, d->rs1, 0);
+    if (mew)
+        return NOT_HERE;
+    if (mop == 0 && lumop == 8) { /* whole registers: nf + 1 of them, every byte */
+        int regs = nf + 1;
+        if (vm != 1 || (regs & (regs - 1)) || vd % regs)
+            return NOT_HERE;
+        uint64_t count = (uint64_t)regs * VLENB / (uint64_t)bytes;
+        for (uint64_t i = v->vstart; i < count; i++) {
+            uint64_t x = store ? element(v, vd, i, bytes) : 0;
+            if (!access_element(h, base + i * (uint64_t)bytes, bytes, store, &x))
+                return REFUSED;
+            if (!store)
+                set_element(v, vd, i, bytes, x);
+        }
+        v->vstart = 0;
+        return RAN;
+    }
+    if (v->vtype & VILL)
+        return NOT_HERE;
+    if (mop == 0 && lumop == 11) { /* vlm.v, vsm.v: ceil(vl / 8) bytes */
+        if (eew != 8 || nf || vm != 1)
+            return NOT_HERE;
+        uint64_t count = (v->vl + 7) / 8;
+        for (uint64_t i = v->vstart; i < count; i++) {
+            uint64_t x = store ? v->reg[vd][i] : 0;
+            if (!access_element(h, base + i, 1, store, &x))
+                return REFUSED;
+            if (!store)
+                v->reg[vd][i] = (uint8_t)x;
+        }
+        v->vstart = 0;
+        return RAN;
+    }
+    int first_fault = mop == 0 && lumop == 16 && !store;
+    if (nf || mop == 1 || mop == 3 || (mop == 0 && lumop != 0 && !first_fault))
+        return NOT_HERE; /* segments, indexed: not yet */
+    int emul = lmul_eighths(v->vtype) * eew / sew_bits(v->vtype);
+    if (!group_regs(vd, emul))
+        return NOT_HERE;
+    uint64_t stride = mop == 2 ? X(h, d->rs2, 0) : (uint64_t)bytes;
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t x = store ? element(v, vd, i, bytes) : 0;
+        if (!access_element(h, base + i * stride, bytes, store, &x)) {
+            if (first_fault && i > 0) { /* vle*ff: vl is trimmed to the elements before the fault */
+                v->vl = i;
+                break;
+            }
+            return REFUSED;
+        }
+        if (!store)
+            set_element(v, vd, i, bytes, x);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- arithmetic -------------------------------------------------------------------------- */
+
+enum { OPIVV = 0, OPFVV = 1, OPMVV = 2, OPIVI = 3, OPIVX = 4, OPFVF = 5, OPMVX = 6, OPCFG = 7 };
+
+static int vset_instruction(Hart *h, const Decoded *d) {
+    uint32_t insn = d->insn;
+    uint64_t vl;
+    if (!(insn >> 31)) /* vsetvli */
+        vl = vset(h, bits(insn, 30, 20), X(h, d->rs1, 0), d->rs1 == 0, d->rd == 0);
+    else if (bits(insn, 31, 30) == 3) /* vsetivli */
+        vl = vset(h, bits(insn, 29, 20), d->rs1, 0, d->rd == 0);
+    else if (bits(insn, 31, 25) == 0x40) /* vsetvl */
+        vl = vset(h, X(h, d->rs2, 0), X(h, d->rs1, 0), d->rs1 == 0, d->rd == 0);
+    else
+        return NOT_HERE;
+    set_x(h, d->rd, vl, 0);
+    return RAN;
+}
+
+/* An integer operation of OPIVV, OPIVX or OPIVI on SEW-bit A (vs2's element) and B:
+ * *OUT, or a mask bit in *BIT (COMPARE). Returns 0 for a funct6 not done here. */
+static int integer_op(int funct6, int sew, uint64_t a, uint64_t b, uint64_t *out, int *compare) {
+    uint64_t m = width_mask(sew);
+    int64_t sa = sext_bits(a, sew), sb = sext_bits(b, sew);
+    unsigned shift = (unsigned)(b & (uint64_t)(sew - 1));
+    *compare = 0;
+    switch (funct6) {
+    case 0x00: *out = (a + b) & m; return 1;                 /* vadd */
+    case 0x02: *out = (a - b) & m; return 1;                 /* vsub */
+    case 0x03: *out = (b - a) & m; return 1;                 /* vrsub */
+    case 0x04: *out = a < b ? a : b; return 1;               /* vminu */
+    case 0x05: *out = (uint64_t)(sa < sb ? sa : sb) & m; return 1; /* vmin */
+    case 0x06: *out = a > b ? a : b; return 1;               /* vmaxu */
+    case 0x07: *out = (uint64_t)(sa > sb ? sa : sb) & m; return 1; /* vmax */
+    case 0x09: *out = a & b; return 1;                       /* vand */
+    case 0x0A: *out = a | b; return 1;                       /* vor */
+    case 0x0B: *out = a ^ b; return 1;                       /* vxor */
+    case 0x25: *out = (a << shift) & m; return 1;            /* vsll */
+    case 0x28: *out = a >> shift; return 1;                  /* vsrl */
+    case 0x29: *out = (uint64_t)(sa >> shift) & m; return 1; /* vsra */
+    case 0x18: *compare = 1; *out = a == b; return 1;        /* vmseq */
+    case 0x19: *compare = 1; *out = a != b; return 1;        /* vmsne */
+    case 0x1A: *compare = 1; *out = a < b; return 1;         /* vmsltu */
+    case 0x1B: *compare = 1; *out = sa < sb; return 1;       /* vmslt */
+    case 0x1C: *compare = 1; *out = a <= b; return 1;        /* vmsleu */
+    case 0x1D: *compare = 1; *out = sa <= sb; return 1;      /* vmsle */
+    case 0x1E: *compare = 1; *out = a > b; return 1;         /* vmsgtu */
+    case 0x1F: *compare = 1; *out = sa > sb; return 1;       /* vmsgt */
+    }
+    return 0;
+}
+
+static int legal_integer(int funct3, int funct6) {
+    switch (funct6) { /* which of .vv, .vx, .vi each has */
+    case 0x00: case 0x09: case 0x0A: case 0x0B: case 0x18: case 0x19: case 0x1C: case 0x1D:
+    case 0x25: case 0x28: case 0x29: case 0x17: return 1;
+    case 0x02: case 0x04: case 0x05: case 0x06: case 0x07: case 0x1A: case 0x1B: return funct3 != OPIVI;
+    case 0x03: case 0x1E: case 0x1F: return funct3 != OPIVV;
+    }
+    return 0;
+}
+
+static int vector_integer(Hart *h, const Decoded *d, int funct3) {
+    VectorUnit *v = unit(h);
+    uint32_t insn = d->insn;
+    int funct6 = (int)(insn >> 26), vm = (int)bits(insn, 25, 25), vs2 = d->rs2, vs1 = d->rs1, vd = d->rd;
+    if ((v->vtype & VILL) || !legal_integer(funct3, funct6))
+        return NOT_HERE;
+    int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype);
+    uint64_t m = width_mask(sew);
+    uint64_t scalar = funct3 == OPIVX ? X(h, vs1, 0) & m
+                    : funct3 == OPIVI ? (uint64_t)sext_bits(vs1, 5) & m : 0;
+    if (funct6 == 0x25 || funct6 == 0x28 || funct6 == 0x29) /* shifts take the immediate unsigned */
+        scalar = funct3 == OPIVI ? (uint64_t)vs1 : scalar;
+    if (!group_regs(vs2, lmul) || (funct3 == OPIVV && !group_regs(vs1, lmul)))
+        return NOT_HERE;
+    int compares = funct6 >= 0x18 && funct6 <= 0x1F;
+    if (!compares && !group_regs(vd, lmul))
+        return NOT_HERE;
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        uint64_t b = funct3 == OPIVV ? element(v, vs1, i, bytes) : scalar;
+        if (funct6 == 0x17) { /* vmerge (vm 0) and vmv.v (vm 1, vs2 0) */
+            if (vm && vs2 != 0)
+                return NOT_HERE;
+            set_element(v, vd, i, bytes, vm || mask_bit(v, 0, i) ? b : element(v, vs2, i, bytes));
+            continue;
+        }
+        if (!active(v, vm, i))
+            continue;
+        uint64_t out;
+        int compare;
+        integer_op(funct6, sew, element(v, vs2, i, bytes), b, &out, &compare);
+        if (compare)
+            set_mask_bit(v, vd, i, (int)out);
+        else
+            set_element(v, vd, i, bytes, out);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* The high SEW bits of the 2*SEW-bit product of A and B, each signed or not. */
+static uint64_t mul_high(uint64_t a, uint64_t b, int sew, int signed_a, int signed_b) {
+    if (!signed_a && !signed_b)
+        return (uint64_t)(((unsigned __int128)a * b) >> sew) & width_mask(sew);
+    __int128 x = signed_a ? (__int128)sext_bits(a, sew) : (__int128)a; /* (|x * y| < 2^127) */
+    __int128 y = signed_b ? (__int128)sext_bits(b, sew) : (__int128)b;
+    return (uint64_t)((x * y) >> sew) & width_mask(sew);
+}
+
+static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
+    VectorUnit *v = unit(h);
+    uint32_t insn = d->insn;
+    int funct6 = (int)(insn >> 26), vm = (int)bits(insn, 25, 25), vs2 = d->rs2, vs1 = d->rs1, vd = d->rd;
+    if (v->vtype & VILL)
+        return NOT_HERE;
+    int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype);
+    uint64_t m = width_mask(sew);
+    if (funct3 == OPMVV && funct6 <= 0x07) { /* integer reductions: vd[0] = op(vs1[0], vs2[active]) */
+        if (!group_regs(vs2, lmul))
+            return NOT_HERE;
+        if (v->vl == 0)
+            return RAN;
+        uint64_t acc = element(v, vs1, 0, bytes);
+        for (uint64_t i = v->vstart; i < v->vl; i++) {
+            if (!active(v, vm, i))
+                continue;
+            uint64_t x = element(v, vs2, i, bytes);
+            int64_t sx = sext_bits(x, sew), sacc = sext_bits(acc, sew);
+            switch (funct6) {
+            case 0: acc = (acc + x) & m; break;
+            case 1: acc &= x; break;
+            case 2: acc |= x; break;
+            case 3: acc ^= x; break;
+            case 4: acc = x < acc ? x : acc; break;
+            case 5: acc = (uint64_t)(sx < sacc ? sx : sacc) & m; break;
+            case 6: acc = x > acc ? x : acc; break;
+            default: acc = (uint64_t)(sx > sacc ? sx : sacc) & m; break;
+            }
+        }
+        set_element(v, vd, 0, bytes, acc);
+        v->vstart = 0;
+        return RAN;
+    }
+    if (funct6 == 0x10) { /* vmv.x.s, vcpop.m, vfirst.m (OPMVV); vmv.s.x (OPMVX) */
+        if (funct3 == OPMVX) {
+            if (vs2 != 0)
+                return NOT_HERE;
+            if (v->vstart < v->vl)
+                set_element(v, vd, 0, bytes, X(h, vs1, 0) & m);
+            v->vstart = 0;
+            return RAN;
+        }
+        if (vs1 == 0) {
+            set_x(h, vd, (uint64_t)sext_bits(element(v, vs2, 0, bytes), sew), 0);
+            return RAN;
+        }
+        if (vs1 == 0x10 || vs1 == 0x11) {
+            uint64_t count = 0;
+            int64_t first = -1;
+            for (uint64_t i = 0; i < v->vl; i++) {
+                if (active(v, vm, i) && mask_bit(v, vs2, i)) {
+                    count++;
+                    if (first < 0)
+                        first = (int64_t)i;
+                }
+            }
+            set_x(h, vd, vs1 == 0x10 ? count : (uint64_t)first, 0);
+            return RAN;
+        }
+        return NOT_HERE;
+    }
+    if (funct3 == OPMVV && funct6 == 0x14 && vs1 == 0x11) { /* vid.v */
+        if (!group_regs(vd, lmul) || vs2 != 0)
+            return NOT_HERE;
+        for (uint64_t i = v->vstart; i < v->vl; i++)
+            if (active(v, vm, i))
+                set_element(v, vd, i, bytes, i & m);
+        v->vstart = 0;
+        return RAN;
+    }
+    if (funct3 == OPMVV && funct6 >= 0x18 && funct6 <= 0x1F) { /* mask logic */
+        if (!vm)
+            return NOT_HERE;
+        for (uint64_t i = v->vstart; i < v->vl; i++) {
+            int a = mask_bit(v, vs2, i), b = mask_bit(v, vs1, i), out;
+            switch (funct6) {
+            case 0x18: out = a & !b; break; /* vmandn */
+            case 0x19: out = a & b; break;
+            case 0x1A: out = a | b; break;
+            case 0x1B: out = a ^ b; break;
+            case 0x1C: out = a | !b; break; /* vmorn */
+            case 0x1D: out = !(a & b); break;
+            case 0x1E: out = !(a | b); break;
+            default: out = !(a ^ b); break;
+            }
+            set_mask_bit(v, vd, i, out);
+        }
+        v->vstart = 0;
+        return RAN;
+    }
+    int muladd = funct6 == 0x2D || funct6 == 0x2F || funct6 == 0x29 || funct6 == 0x2B;
+    int simple = funct6 >= 0x20 && funct6 <= 0x27;
+    if (!muladd && !simple)
+        return NOT_HERE;
+    if (!group_regs(vd, lmul) || !group_regs(vs2, lmul) || (funct3 == OPMVV && !group_regs(vs1, lmul)))
+        return NOT_HERE;
+    uint64_t scalar = X(h, vs1, 0) & m;
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t a = element(v, vs2, i, bytes), b = funct3 == OPMVV ? element(v, vs1, i, bytes) : scalar;
+        uint64_t c = element(v, vd, i, bytes), out;
+        int64_t sa = sext_bits(a, sew), sb = sext_bits(b, sew);
+        int64_t min = (int64_t)(~0ull << (sew - 1));
+        switch (funct6) {
+        case 0x20: out = b ? a / b : m; break;                                      /* vdivu */
+        case 0x21: out = b == 0 ? m : (sa == min && sb == -1) ? a : (uint64_t)(sa / sb); break; /* vdiv */
+        case 0x22: out = b ? a % b : a; break;                                      /* vremu */
+        case 0x23: out = b == 0 ? a : (sa == min && sb == -1) ? 0 : (uint64_t)(sa % sb); break; /* vrem */
+        case 0x24: out = mul_high(a, b, sew, 0, 0); break;                          /* vmulhu */
+        case 0x25: out = a * b; break;                                              /* vmul */
+        case 0x26: out = mul_high(a, b, sew, 1, 0); break;                          /* vmulhsu */
+        case 0x27: out = mul_high(a, b, sew, 1, 1); break;                          /* vmulh */
+        case 0x2D: out = b * a + c; break;                                          /* vmacc */
+        case 0x2F: out = c - b * a; break;                                          /* vnmsac */
+        case 0x29: out = b * c + a; break;                                          /* vmadd */
+        default: out = a - b * c; break;                                            /* vnmsub */
+        }
+        set_element(v, vd, i, bytes, out & m);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* A vector instruction (OP-V, a vector load or store, a vector CSR): RAN, NOT_HERE or
+ * REFUSED, as run_one. */
+static int vector_run(Hart *h, const Decoded *d) {
+    uint32_t insn = d->insn, opcode = insn & 0x7F, funct3 = bits(insn, 14, 12);
+    if (opcode == 0x73)
+        return vector_csr(h, d);
+    if (opcode == 0x07 || opcode == 0x27)
+        return vector_memory(h, d, opcode == 0x27);
+    switch (funct3) {
+    case OPCFG: return vset_instruction(h, d);
+    case OPIVV: case OPIVX: case OPIVI: return vector_integer(h, d, (int)funct3);
+    case OPMVV: case OPMVX: return vector_multiply(h, d, (int)funct3);
+    }
+    return NOT_HERE; /* floating point: not yet */
+}
