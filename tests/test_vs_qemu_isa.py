@@ -12,11 +12,8 @@ instruction the engine lacks does when the loader has not rewritten it.
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import komorebi as km
+from tests import qemu
 
-HERE = Path(__file__).resolve().parent / "vs_qemu"
-QEMU = shutil.which("qemu-riscv64")
+HERE = qemu.HERE
+QEMU = qemu.QEMU
 QEMU_CPU = "rv64,zba=true,zbb=true,Zfh=true"  # (QEMU 7.2 refuses zfh in lower case)
 ZIG_CPU = "-mcpu=generic_rv64+a+c+d+f+m+zba+zbb+zfh+zicsr+zifencei"
 
-if QEMU is None and os.environ.get("KMX_REQUIRE_QEMU"):  # (CI has it: .ci/run installs it)
-    raise RuntimeError("KMX_REQUIRE_QEMU is set, but qemu-riscv64 is not installed (apt-get install qemu-user)")
-pytestmark = pytest.mark.skipif(QEMU is None, reason="qemu-riscv64 is not installed (apt-get install qemu-user)")
+pytestmark = qemu.needed
 
 CODE_WORDS = 24
 X_USED = (5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31)  # what run.S loads and stores
@@ -45,14 +41,7 @@ STATE = struct.Struct("<32Q32QQ")
 
 @pytest.fixture(scope="module")
 def qemu_program(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("vs_qemu") / "vs.elf"
-    done = subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-target", "riscv64-linux-musl", ZIG_CPU, "-O1", "-static",
-         str(HERE / "main.c"), str(HERE / "run.S"), "-o", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return out
+    return qemu.build(tmp_path_factory.mktemp("vs_qemu") / "vs.elf", [HERE / "main.c", HERE / "run.S"], ZIG_CPU)
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,9 @@ undisturbed (QEMU's default for the agnostic policies, and the simulator's choic
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,14 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import komorebi as km
+from tests import qemu
 
-HERE = Path(__file__).resolve().parent / "vs_qemu"
-QEMU = shutil.which("qemu-riscv64")
+HERE = qemu.HERE
+QEMU = qemu.QEMU
 QEMU_CPU = "rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,zba=true,zbb=true,Zfh=true"
 ZIG_CPU = "-mcpu=generic_rv64+a+c+d+f+m+v+zba+zbb+zfh+zicsr+zifencei"
-if QEMU is None and os.environ.get("KMX_REQUIRE_QEMU"):
-    raise RuntimeError("KMX_REQUIRE_QEMU is set, but qemu-riscv64 is not installed (apt-get install qemu-user)")
-pytestmark = pytest.mark.skipif(QEMU is None, reason="qemu-riscv64 is not installed (apt-get install qemu-user)")
+pytestmark = qemu.needed
 
 CODE_WORDS, MEMORY = 24, 4608
 STATE = struct.Struct(f"<32Q32QQQQ2048s{MEMORY}s")
@@ -52,14 +48,7 @@ MULTIPLY = [0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x29, 0x2B, 0x2D, 0x
 
 @pytest.fixture(scope="module")
 def qemu_program(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("vs_qemu_v") / "vs_v.elf"
-    done = subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-target", "riscv64-linux-musl", ZIG_CPU, "-O1", "-static",
-         str(HERE / "main_v.c"), str(HERE / "run_v.S"), "-o", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return out
+    return qemu.build(tmp_path_factory.mktemp("vs_qemu") / "vs_v.elf", [HERE / "main_v.c", HERE / "run_v.S"], ZIG_CPU)
 
 
 @pytest.fixture(scope="module")
