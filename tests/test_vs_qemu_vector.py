@@ -88,7 +88,8 @@ def program(draw) -> list[int]:
     x = st.sampled_from(X_USED)
     for _ in range(draw(st.integers(1, 8))):
         kind = draw(st.sampled_from(["int", "int", "compare", "merge", "move", "multiply", "reduce", "scalar",
-                                     "mask", "count", "id", "unit", "strided", "whole", "maskmem", "ff"]))
+                                     "mask", "count", "id", "unit", "strided", "whole", "maskmem", "ff",
+                                     "slide", "slide1", "gather", "wholemove"]))
         vm = draw(st.integers(0, 1))
         if kind in ("int", "compare"):
             table = INTEGER if kind == "int" else COMPARES
@@ -137,6 +138,27 @@ def program(draw) -> list[int]:
             mop = 2 if kind == "strided" else 0
             words.append(memory_op(store, draw(group if (vm or store) else unmasked_group), WIDTH[sew], mop=mop,
                                    lumop=STRIDE if mop == 2 else 16 if kind == "ff" else 0, vm=vm))
+        elif kind in ("slide", "slide1", "gather"):
+            vs2 = draw(group)
+            apart = [r for r in range(0, 32, regs) if not (r < vs2 + regs and vs2 < r + regs) and (vm or r != 0)]
+            if kind == "slide1":
+                funct6, funct3, vs1 = draw(st.sampled_from([0x0E, 0x0F])), OPMVX, draw(x)
+            elif kind == "slide":
+                funct6 = draw(st.sampled_from([0x0E, 0x0F]))
+                funct3 = draw(st.sampled_from([OPIVX, OPIVI]))
+                vs1 = draw(x) if funct3 == OPIVX else draw(st.integers(0, 31))
+            else:
+                funct6, funct3 = 0x0C, draw(st.sampled_from([OPIVV, OPIVX, OPIVI]))
+                vs1 = draw(group) if funct3 == OPIVV else draw(x) if funct3 == OPIVX else draw(st.integers(0, 31))
+                if funct3 == OPIVV:
+                    apart = [r for r in apart if not (r < vs1 + regs and vs1 < r + regs)]
+            if not apart:
+                continue
+            words.append(op_v(funct6, vm, vs2, vs1, funct3, draw(st.sampled_from(apart))))
+        elif kind == "wholemove":
+            count = draw(st.sampled_from([1, 2, 4, 8]))
+            aligned = st.sampled_from(list(range(0, 32, count)))
+            words.append(op_v(0x27, 1, draw(aligned), count - 1, OPIVI, draw(aligned)))
         elif kind == "whole":
             count = draw(st.sampled_from([1, 2, 4, 8]))
             store = draw(st.booleans())
@@ -204,7 +226,7 @@ def _explain(cases, ours, theirs) -> str:
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(cases=st.lists(case(), min_size=15, max_size=15))
-def test_the_simulated_vector_instructions_agree_with_qemu(qemu_program, kernels, cases):
+def test_the_simulated_vector_instructions_agree_with_qemu(qemu_program, kernels, cases):  # noqa: D103
     theirs = _on_qemu(qemu_program, cases)
     ours = _on_simulator(kernels, cases)
     assert ours == theirs, _explain(cases, ours, theirs)

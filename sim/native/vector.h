@@ -6,7 +6,8 @@
  * vxsat, vxrm, vcsr, vl, vtype, vlenb); unit-stride, strided, fault-only-first, mask and
  * whole-register loads and stores; the integer arithmetic, comparisons, merges and moves
  * (.vv, .vx, .vi), multiplication and division, the multiply-adds, the integer
- * reductions, vmv.x.s and vmv.s.x, the mask logic, vcpop.m, vfirst.m and vid.v. Every
+ * reductions, vmv.x.s and vmv.s.x, the mask logic, vcpop.m, vfirst.m and vid.v; the
+ * slides, vrgather and vmv<nr>r.v. Every
  * other vector instruction is NOT_HERE: Python reports it as not simulated yet.
  *
  * Policies: tail and masked-off elements are left undisturbed, also where the spec allows
@@ -284,11 +285,61 @@ static int legal_integer(int funct3, int funct6) {
     return 0;
 }
 
+/* vmv<nr>r.v: NR whole registers, whatever vtype says. */
+static int whole_move(VectorUnit *v, int vd, int vs2, int nr) {
+    if ((nr & (nr - 1)) || vd % nr || vs2 % nr)
+        return NOT_HERE;
+    __builtin_memmove(v->reg[vd], v->reg[vs2], (size_t)nr * VLENB);
+    v->vstart = 0;
+    return RAN;
+}
+
+/* The permutations of OPIVV, OPIVX, OPIVI: vslideup, vslidedown, vrgather. OFFSET is
+ * x[rs1] or the immediate (vs1's group for vrgather.vv). */
+static int permute(VectorUnit *v, int funct6, int funct3, int vm, int vd, int vs2, int vs1, uint64_t offset) {
+    int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype), regs = group_regs(vd, lmul);
+    uint64_t max = vlmax(v->vtype);
+    if (!regs || !group_regs(vs2, lmul) || (funct3 == OPIVV && !group_regs(vs1, lmul)))
+        return NOT_HERE;
+    if ((funct6 != 0x0F) && vd < vs2 + regs && vs2 < vd + regs) /* (vd may not overlap vs2) */
+        return NOT_HERE;
+    if (funct6 == 0x0E) { /* vslideup: vd[i] = vs2[i - offset], for offset <= i < vl */
+        uint64_t start = v->vstart > offset ? v->vstart : offset;
+        for (uint64_t i = start; i < v->vl; i++)
+            if (active(v, vm, i))
+                set_element(v, vd, i, bytes, element(v, vs2, i - offset, bytes));
+    } else if (funct6 == 0x0F) { /* vslidedown: vd[i] = vs2[i + offset], 0 past VLMAX */
+        for (uint64_t i = v->vstart; i < v->vl; i++)
+            if (active(v, vm, i))
+                set_element(v, vd, i, bytes, offset < max && i + offset < max ? element(v, vs2, i + offset, bytes) : 0);
+    } else { /* vrgather: vd[i] = vs2[index], 0 for an index past VLMAX */
+        if (funct3 == OPIVV && vd < vs1 + regs && vs1 < vd + regs)
+            return NOT_HERE;
+        for (uint64_t i = v->vstart; i < v->vl; i++) {
+            if (!active(v, vm, i))
+                continue;
+            uint64_t index = funct3 == OPIVV ? element(v, vs1, i, bytes) : offset;
+            set_element(v, vd, i, bytes, index < max ? element(v, vs2, index, bytes) : 0);
+        }
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
 static int vector_integer(Hart *h, const Decoded *d, int funct3) {
     VectorUnit *v = unit(h);
     uint32_t insn = d->insn;
     int funct6 = (int)(insn >> 26), vm = (int)bits(insn, 25, 25), vs2 = d->rs2, vs1 = d->rs1, vd = d->rd;
-    if ((v->vtype & VILL) || !legal_integer(funct3, funct6))
+    if (funct3 == OPIVI && funct6 == 0x27 && vm) /* vmv<nr>r.v */
+        return whole_move(v, vd, vs2, vs1 + 1);
+    if (v->vtype & VILL)
+        return NOT_HERE;
+    if ((funct6 == 0x0E || funct6 == 0x0F) && funct3 != OPIVV) /* vslideup, vslidedown */
+        return permute(v, funct6, funct3, vm, vd, vs2, vs1, funct3 == OPIVX ? X(h, vs1, 0) : (uint64_t)vs1);
+    if (funct6 == 0x0C) /* vrgather */
+        return permute(v, funct6, funct3, vm, vd, vs2, vs1,
+                       funct3 == OPIVX ? X(h, vs1, 0) : funct3 == OPIVI ? (uint64_t)vs1 : 0);
+    if (!legal_integer(funct3, funct6))
         return NOT_HERE;
     int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype);
     uint64_t m = width_mask(sew);
@@ -393,6 +444,23 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
             return RAN;
         }
         return NOT_HERE;
+    }
+    if (funct3 == OPMVX && (funct6 == 0x0E || funct6 == 0x0F)) { /* vslide1up, vslide1down */
+        if (!group_regs(vd, lmul) || !group_regs(vs2, lmul))
+            return NOT_HERE;
+        int regs = group_regs(vd, lmul);
+        if (funct6 == 0x0E && vd < vs2 + regs && vs2 < vd + regs)
+            return NOT_HERE;
+        uint64_t x = X(h, vs1, 0) & m;
+        for (uint64_t i = v->vstart; i < v->vl; i++) {
+            if (!active(v, vm, i))
+                continue;
+            uint64_t out = funct6 == 0x0E ? (i == 0 ? x : element(v, vs2, i - 1, bytes))
+                                          : (i + 1 == v->vl ? x : element(v, vs2, i + 1, bytes));
+            set_element(v, vd, i, bytes, out);
+        }
+        v->vstart = 0;
+        return RAN;
     }
     if (funct3 == OPMVV && funct6 == 0x14 && vs1 == 0x11) { /* vid.v */
         if (!group_regs(vd, lmul) || vs2 != 0)
