@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import komorebi as km
 
 HERE = Path(__file__).resolve().parent / "vs_qemu"
 QEMU = shutil.which("qemu-riscv64")
@@ -27,3 +30,25 @@ def build(out: Path, sources: list[Path], zig_cpu: str) -> Path:
     )
     assert done.returncode == 0, done.stderr
     return out
+
+
+def on_qemu(program: Path, cpu: str, cases: list[bytes], state_size: int) -> list[bytes]:
+    """Each case's state after PROGRAM ran it under qemu-riscv64 -cpu CPU (cases on its
+    standard input, states of STATE_SIZE bytes on its output)."""
+    done = subprocess.run([QEMU, "-cpu", cpu, str(program)], input=b"".join(cases), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return [done.stdout[i * state_size:(i + 1) * state_size] for i in range(len(cases))]
+
+
+def on_simulator(kernels: Path, sources: list[Path], cases: list[bytes], state_size: int) -> list[bytes]:
+    """Each case's state after the thread of SOURCES ran it in the simulator (cases in
+    region 0, states of STATE_SIZE bytes to region 1)."""
+    program = km.Program("vs_qemu", kernels=kernels)
+    program.thread(cluster=1, sources=sources,
+                   regions={"cases": np.frombuffer(b"".join(cases), np.uint8), "states": state_size * len(cases)})
+    with km.Session() as session:
+        run = session.load(program)
+        assert run.thread_result(timeout=120).code == 0
+        run.stop()
+        data = run.thread.read("states").tobytes()
+    return [data[i * state_size:(i + 1) * state_size] for i in range(len(cases))]

@@ -34,8 +34,8 @@ int kmx_main(int core) {
 """
 
 
-def test_a_vector_stream_computes_what_the_scalar_one_does_and_needs_no_finding():
-    program = program_for(STREAM, _tmp(), regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000}, words=[1, 1])
+def test_a_vector_stream_computes_what_the_scalar_one_does_and_needs_no_finding(tmp_path):
+    program = program_for(STREAM, tmp_path, regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000}, words=[1, 1])
     with km.Session(coherence="strict") as session:
         run = session.load(program)
         run.thread_result(timeout=30)
@@ -46,8 +46,8 @@ def test_a_vector_stream_computes_what_the_scalar_one_does_and_needs_no_finding(
 
 @pytest.mark.parametrize("invalidate, flush, finding", [(0, 1, ("read-before-invalidate", 10)),
                                                           (1, 0, ("unflushed-write", 10))])  # (the asm statement's line)
-def test_vector_loads_and_stores_are_seen_by_the_checker_at_their_line(invalidate, flush, finding):
-    program = program_for(STREAM, _tmp(), regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000},
+def test_vector_loads_and_stores_are_seen_by_the_checker_at_their_line(tmp_path, invalidate, flush, finding):
+    program = program_for(STREAM, tmp_path, regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000},
                           words=[invalidate, flush])
     with km.Session(coherence="strict") as session:
         run = session.load(program)
@@ -57,15 +57,15 @@ def test_vector_loads_and_stores_are_seen_by_the_checker_at_their_line(invalidat
         assert [(f.kind, f.line) for f in run.findings] == [finding]
 
 
-def test_a_vector_load_past_a_region_is_a_fault_at_its_line():
+def test_a_vector_load_past_a_region_is_a_fault_at_its_line(tmp_path):
     source = STREAM.replace("uint64_t n = bytes / 4, vl;", "uint64_t n = bytes / 4 + 4096, vl;")
-    program = program_for(source, _tmp(), regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000}, words=[1, 1])
+    program = program_for(source, tmp_path, regions={"a": np.arange(1000, dtype=np.uint32), "b": 4000}, words=[1, 1])
     with pytest.raises(km.ThreadFault) as fault:
         run_to_end(program)
     assert "a load from" in str(fault.value) and fault.value.line == 10
 
 
-def test_vsetvli_gives_vl_as_rvv_says():
+def test_vsetvli_gives_vl_as_rvv_says(tmp_path):
     source = r"""
 #include "kmx.h"
 int kmx_main(int core) {
@@ -85,12 +85,6 @@ int kmx_main(int core) {
     return core;
 }
 """
-    result, _ = run_to_end(program_for(source, _tmp()))
+    result, _ = run_to_end(program_for(source, tmp_path))
     assert [int(w) for w in result.words[:6]] == [512, 3, 16, 5, 64, 0b0_0_010_010]
 
-
-def _tmp():
-    import tempfile
-    from pathlib import Path
-
-    return Path(tempfile.mkdtemp(prefix="kmx-vector-"))

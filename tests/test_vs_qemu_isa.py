@@ -13,15 +13,12 @@ instruction the engine lacks does when the loader has not rewritten it.
 from __future__ import annotations
 
 import struct
-import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import komorebi as km
 from tests import qemu
 
 HERE = qemu.HERE
@@ -177,25 +174,13 @@ def case(draw) -> bytes:
     return CASE.pack(*x, *f, fcsr, *code, RET, *([0] * (CODE_WORDS - 1 - len(code))))
 
 
-def _states(data: bytes) -> list[tuple]:
-    return [STATE.unpack_from(data, i * STATE.size) for i in range(len(data) // STATE.size)]
-
-
 def _on_qemu(program: Path, cases: list[bytes]) -> list[tuple]:
-    done = subprocess.run([QEMU, "-cpu", QEMU_CPU, str(program)], input=b"".join(cases), capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()
-    return _states(done.stdout)
+    return [STATE.unpack(state) for state in qemu.on_qemu(program, QEMU_CPU, cases, STATE.size)]
 
 
 def _on_simulator(kernels: Path, cases: list[bytes]) -> list[tuple]:
-    program = km.Program("vs_qemu", kernels=kernels)
-    program.thread(cluster=1, sources=[HERE / "thread.c", HERE / "run.S"],
-                   regions={"cases": np.frombuffer(b"".join(cases), np.uint8), "states": STATE.size * len(cases)})
-    with km.Session() as session:
-        run = session.load(program)
-        assert run.thread_result(timeout=120).code == 0
-        run.stop()
-        return _states(run.thread.read("states").tobytes())
+    states = qemu.on_simulator(kernels, [HERE / "thread.c", HERE / "run.S"], cases, STATE.size)
+    return [STATE.unpack(state) for state in states]
 
 
 def _explain(cases, ours, theirs) -> str:

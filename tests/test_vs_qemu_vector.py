@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import random
 import struct
-import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import komorebi as km
 from tests import qemu
 
 HERE = qemu.HERE
@@ -185,22 +182,11 @@ def case(draw) -> bytes:
 
 
 def _on_qemu(program_path: Path, cases: list[bytes]) -> list[bytes]:
-    done = subprocess.run([QEMU, "-cpu", QEMU_CPU, str(program_path)], input=b"".join(cases),
-                          capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()
-    return [done.stdout[i * STATE.size:(i + 1) * STATE.size] for i in range(len(cases))]
+    return qemu.on_qemu(program_path, QEMU_CPU, cases, STATE.size)
 
 
 def _on_simulator(kernels: Path, cases: list[bytes]) -> list[bytes]:
-    program_ = km.Program("vs_qemu_v", kernels=kernels)
-    program_.thread(cluster=1, sources=[HERE / "thread_v.c", HERE / "run_v.S"],
-                    regions={"cases": np.frombuffer(b"".join(cases), np.uint8), "states": STATE.size * len(cases)})
-    with km.Session() as session:
-        run = session.load(program_)
-        assert run.thread_result(timeout=120).code == 0
-        run.stop()
-        data = run.thread.read("states").tobytes()
-    return [data[i * STATE.size:(i + 1) * STATE.size] for i in range(len(cases))]
+    return qemu.on_simulator(kernels, [HERE / "thread_v.c", HERE / "run_v.S"], cases, STATE.size)
 
 
 def _explain(cases, ours, theirs) -> str:
