@@ -525,6 +525,8 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
     return RAN;
 }
 
+#include "vector_fp.h"
+
 /* A vector instruction (OP-V, a vector load or store, a vector CSR): RAN, NOT_HERE or
  * REFUSED, as run_one. */
 static int vector_run(Hart *h, const Decoded *d) {
@@ -537,6 +539,7 @@ static int vector_run(Hart *h, const Decoded *d) {
     case OPCFG: return vset_instruction(h, d);
     case OPIVV: case OPIVX: case OPIVI: return vector_integer(h, d, (int)funct3);
     case OPMVV: case OPMVX: return vector_multiply(h, d, (int)funct3);
+    case OPFVV: case OPFVF: return vector_float(h, d, (int)funct3);
     }
-    return NOT_HERE; /* floating point: not yet */
+    return NOT_HERE;
 }
