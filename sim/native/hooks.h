@@ -157,9 +157,22 @@ Span *find_span(Core *core, uint64_t address);
 #define UC_REG_PC 190
 
 /* softfloat.c */
-enum { RM_RNE = 0, RM_RTZ = 1, RM_RDN = 2, RM_RUP = 3, RM_RMM = 4, RM_DYN = 7 };
+enum { RM_RNE = 0, RM_RTZ = 1, RM_RDN = 2, RM_RUP = 3, RM_RMM = 4, RM_DYN = 7, RM_ROD = 8 /* (vfncvt.rod's) */ };
+enum { FP_HALF, FP_SINGLE, FP_DOUBLE };
 enum { FFLAG_NX = 1, FFLAG_UF = 2, FFLAG_OF = 4, FFLAG_DZ = 8, FFLAG_NV = 16 };
 #define HALF_NAN 0x7E00u
+uint64_t fp_add(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags);
+uint64_t fp_sub(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags);
+uint64_t fp_mul(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags);
+uint64_t fp_div(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags);
+uint64_t fp_sqrt(int format, uint64_t a, int rm, uint32_t *flags);
+uint64_t fp_fma(int format, uint64_t a, uint64_t b, uint64_t c, int negate_product, int negate_addend, int rm, uint32_t *flags);
+int fp_compare(int format, uint64_t a, uint64_t b, int which, uint32_t *flags);
+uint64_t fp_min_max(int format, uint64_t a, uint64_t b, int max, uint32_t *flags);
+uint32_t fp_class(int format, uint64_t a);
+uint64_t fp_convert(int from, int to, uint64_t a, int rm, uint32_t *flags);
+uint64_t integer_to_fp(int format, uint64_t magnitude, int negative, int rm, uint32_t *flags);
+uint64_t fp_to_integer(int format, uint64_t a, int bits, int is_signed, int rm, uint32_t *flags);
 uint16_t half_add(uint16_t a, uint16_t b, int rm, uint32_t *flags);
 uint16_t half_sub(uint16_t a, uint16_t b, int rm, uint32_t *flags);
 uint16_t half_mul(uint16_t a, uint16_t b, int rm, uint32_t *flags);

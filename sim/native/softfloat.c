@@ -1,14 +1,18 @@
-/* softfloat.c: IEEE 754 half precision (Zfh) exactly, in integers, and the F and D
- * instructions the engine runs unlike the X280 (fmin, fmax with a signalling NaN).
+/* softfloat.c: IEEE 754 binary16, binary32 and binary64 arithmetic exactly, in integers:
+ * Zfh's half precision, the vector unit's floating point at SEW 16, 32 and 64
+ * (vector_fp.h), and the F and D instructions the engine runs unlike the X280 (fmin,
+ * fmax with a signalling NaN).
  *
  * Every operation works on exact values: a finite number is sign * mant * 2^exp with an
- * integer mant (a half's significand has 11 bits, so a product has 22, and a fused
- * multiply-add's exact sum at most 90: it fits an unsigned __int128). One function rounds
- * an exact value to a half, in each of the five RISC-V rounding modes, raising the flags
- * as the F extension says (tininess after rounding, as RISC-V detects it). Division and
- * square root carry enough quotient bits and a sticky bit for the remainder. NaN results
- * are the canonical NaN (0x7e00). No floating point of the host is used, so the results
- * do not depend on the host's FPU or its rounding mode.
+ * integer mant. Sums are formed in 128 bits with both operands' leading bits at bit 125;
+ * what shifts out below is kept as a sticky bit ORed into the last (softfloat's "jamming"),
+ * which with 70 and more bits below the result's rounding point rounds exactly. Products
+ * are exact (at most 106 bits), quotients and square roots carry at least 61 bits and a
+ * sticky bit for the remainder. One function rounds an exact value to a format, in each
+ * of the five RISC-V rounding modes and round-to-odd (vfncvt.rod), raising the flags as
+ * the F extension says (tininess after rounding, as RISC-V detects it). NaN results are
+ * the format's canonical NaN. No floating point of the host is used, so the results do
+ * not depend on the host's FPU or its rounding mode.
  */
 #include "hooks.h"
 
@@ -22,54 +26,68 @@ typedef struct {
     uint64_t mant;
 } Value;
 
+typedef struct {
+    int frac, expbits;
+    uint64_t canonical_nan;
+} Format;
+
+static const Format FORMATS[3] = {
+    {10, 5, 0x7E00u},                  /* FP_HALF */
+    {23, 8, 0x7FC00000u},              /* FP_SINGLE */
+    {52, 11, 0x7FF8000000000000ull},   /* FP_DOUBLE */
+};
+
 static int msb(u128 v) {
     uint64_t high = (uint64_t)(v >> 64);
     return high ? 127 - __builtin_clzll(high) : 63 - __builtin_clzll((uint64_t)v);
 }
 
-/* A binary format: FRAC fraction bits, EXPBITS exponent bits. */
-static Value unpack(uint64_t bits, int frac, int expbits) {
+static uint64_t sign_bit(const Format *f) { return (uint64_t)1 << (f->frac + f->expbits); }
+static uint64_t inf_bits(const Format *f) { return (((uint64_t)1 << f->expbits) - 1) << f->frac; }
+static uint64_t signed_inf(const Format *f, int sign) { return (sign ? sign_bit(f) : 0) | inf_bits(f); }
+static uint64_t signed_zero(const Format *f, int sign) { return sign ? sign_bit(f) : 0; }
+
+static Value unpack(uint64_t bits, const Format *f) {
     Value v;
+    int frac = f->frac, expbits = f->expbits;
     int bias = (1 << (expbits - 1)) - 1;
     uint64_t fmask = ((uint64_t)1 << frac) - 1;
     int e = (int)((bits >> frac) & ((1u << expbits) - 1));
-    uint64_t f = bits & fmask;
+    uint64_t m = bits & fmask;
     v.sign = (int)((bits >> (frac + expbits)) & 1);
     v.exp = 0;
     v.mant = 0;
     if (e == (1 << expbits) - 1) {
-        v.cls = f == 0 ? INF : (f >> (frac - 1)) & 1 ? QNAN : SNAN;
+        v.cls = m == 0 ? INF : (m >> (frac - 1)) & 1 ? QNAN : SNAN;
     } else if (e == 0) {
-        v.cls = f ? FINITE : ZERO;
-        v.mant = f;
+        v.cls = m ? FINITE : ZERO;
+        v.mant = m;
         v.exp = 1 - bias - frac;
     } else {
         v.cls = FINITE;
-        v.mant = f | ((uint64_t)1 << frac);
+        v.mant = m | ((uint64_t)1 << frac);
         v.exp = e - bias - frac;
     }
     return v;
 }
 
-static Value unpack_h(uint16_t h) { return unpack(h, 10, 5); }
-static Value unpack_s(uint32_t s) { return unpack(s, 23, 8); }
-static Value unpack_d(uint64_t d) { return unpack(d, 52, 11); }
-
 static int is_nan(Value v) { return v.cls == QNAN || v.cls == SNAN; }
 
 /* MANT >> SHIFT rounded to an integer by RM (for a number of sign SIGN), with STICKY for
- * something below MANT's last bit; *INEXACT says whether anything was dropped. */
+ * something below MANT's last bit; *INEXACT says whether anything was dropped. (The
+ * result must fit 64 bits.) */
 static uint64_t round_shifted(u128 mant, int shift, int sticky, int sign, int rm, int *inexact) {
     uint64_t q;
     int round = 0, rest = sticky;
     if (shift <= 0) {
         q = (uint64_t)(mant << -shift);
-    } else if (shift >= 120) {
+    } else if (shift > 128) {
         q = 0;
         rest |= mant != 0;
     } else {
-        q = (uint64_t)(mant >> shift);
-        u128 below = mant & (((u128)1 << shift) - 1), half = (u128)1 << (shift - 1);
+        q = shift == 128 ? 0 : (uint64_t)(mant >> shift);
+        u128 half = (u128)1 << (shift - 1);
+        u128 below = shift == 128 ? mant : mant & ((half << 1) - 1);
         round = (below & half) != 0;
         rest |= (below & (half - 1)) != 0;
     }
@@ -79,150 +97,183 @@ static uint64_t round_shifted(u128 mant, int shift, int sticky, int sign, int rm
     case RM_RDN: return q + (*inexact && sign);
     case RM_RUP: return q + (*inexact && !sign);
     case RM_RMM: return q + round;
+    case RM_ROD: return q | (uint64_t)*inexact;
     default: return q; /* RM_RTZ */
     }
 }
 
-/* Round sign * (mant * 2^exp), plus something below it when STICKY, to a half. */
-static uint16_t round_h(int sign, u128 mant, int exp, int sticky, int rm, uint32_t *flags) {
-    uint16_t s = sign ? 0x8000 : 0;
+/* Round sign * (mant * 2^exp), plus something below it when STICKY, to format F. */
+static uint64_t round_to(const Format *f, int sign, u128 mant, int exp, int sticky, int rm, uint32_t *flags) {
+    uint64_t s = signed_zero(f, sign);
     if (mant == 0)
         return s; /* (callers give sticky only with a mant of many bits) */
-    int E = msb(mant) + exp; /* the value is in [2^E, 2^(E+1)) */
-    int unit = E - 10 < -24 ? -24 : E - 10;
+    int emin = 2 - (1 << (f->expbits - 1)); /* the smallest normal is 2^emin */
+    int E = msb(mant) + exp;                /* the value is in [2^E, 2^(E+1)) */
+    int unit = E < emin ? emin - f->frac : E - f->frac;
     int inexact;
     uint64_t sig = round_shifted(mant, unit - exp, sticky, sign, rm, &inexact);
     if (inexact) {
         *flags |= FFLAG_NX;
-        /* Tiny after rounding: below 2^-14 even when rounded to 11 bits with an unbounded
-         * exponent. Only a value just below 2^-14 (E = -15) can round up to it. */
+        /* Tiny after rounding: below 2^emin even when rounded to the format's precision
+         * with an unbounded exponent. Only a value just below 2^emin can round up to it. */
         int ignored;
-        if (E < -15 || (E == -15 && round_shifted(mant, -25 - exp, sticky, sign, rm, &ignored) < 2048))
+        if (E < emin - 1 ||
+            (E == emin - 1 &&
+             round_shifted(mant, emin - 1 - f->frac - exp, sticky, sign, rm, &ignored) < ((uint64_t)2 << f->frac)))
             *flags |= FFLAG_UF;
     }
-    uint32_t bits = ((uint32_t)(unit + 24) << 10) + (uint32_t)sig;
-    if (bits >= 0x7C00) {
+    uint64_t bits = ((uint64_t)(unit - (emin - f->frac)) << f->frac) + sig;
+    if (bits >= inf_bits(f)) {
         *flags |= FFLAG_OF | FFLAG_NX;
-        int largest = rm == RM_RTZ || (rm == RM_RDN && !sign) || (rm == RM_RUP && sign);
-        bits = largest ? 0x7BFF : 0x7C00;
+        int largest = rm == RM_RTZ || rm == RM_ROD || (rm == RM_RDN && !sign) || (rm == RM_RUP && sign);
+        bits = largest ? inf_bits(f) - 1 : inf_bits(f);
     }
-    return s | (uint16_t)bits;
+    return s | bits;
 }
 
-static uint16_t nan_result(uint32_t *flags, int signalling) {
+static uint64_t nan_result(const Format *f, uint32_t *flags, int signalling) {
     if (signalling)
         *flags |= FFLAG_NV;
-    return HALF_NAN;
+    return f->canonical_nan;
 }
 
 /* -- arithmetic ------------------------------------------------------------------------ */
 
-static uint16_t add_values(Value a, Value b, int rm, uint32_t *flags) {
+/* The exact zero of x + y when both are zeros, or x - x: +0, or -0 when rounding down. */
+static uint64_t exact_zero(const Format *f, int sign_a, int sign_b, int rm) {
+    return signed_zero(f, sign_a == sign_b ? sign_a : rm == RM_RDN);
+}
+
+/* sa * ma * 2^ea + sb * mb * 2^eb, both nonzero, rounded. */
+static uint64_t add_finite(const Format *f, int sa, u128 ma, int ea, int sb, u128 mb, int eb, int rm, uint32_t *flags) {
+    int la = 125 - msb(ma), lb = 125 - msb(mb);
+    ma <<= la;
+    ea -= la;
+    mb <<= lb;
+    eb -= lb;
+    if (ea < eb) {
+        u128 tm = ma; ma = mb; mb = tm;
+        int te = ea; ea = eb; eb = te;
+        int ts = sa; sa = sb; sb = ts;
+    }
+    int d = ea - eb;
+    if (d >= 126)
+        mb = 1;
+    else if (d > 0)
+        mb = (mb >> d) | ((mb & (((u128)1 << d) - 1)) != 0);
+    if (sa == sb)
+        return round_to(f, sa, ma + mb, ea, 0, rm, flags);
+    if (ma == mb)
+        return exact_zero(f, 0, 1, rm);
+    return ma > mb ? round_to(f, sa, ma - mb, ea, 0, rm, flags) : round_to(f, sb, mb - ma, ea, 0, rm, flags);
+}
+
+static uint64_t add_values(const Format *f, Value a, Value b, int rm, uint32_t *flags) {
     if (is_nan(a) || is_nan(b))
-        return nan_result(flags, a.cls == SNAN || b.cls == SNAN);
+        return nan_result(f, flags, a.cls == SNAN || b.cls == SNAN);
     if (a.cls == INF || b.cls == INF) {
         if (a.cls == INF && b.cls == INF && a.sign != b.sign)
-            return nan_result(flags, 1);
-        return (a.cls == INF ? a.sign : b.sign) ? 0xFC00 : 0x7C00;
+            return nan_result(f, flags, 1);
+        return signed_inf(f, a.cls == INF ? a.sign : b.sign);
     }
     if (a.cls == ZERO && b.cls == ZERO)
-        return a.sign == b.sign ? (a.sign ? 0x8000 : 0) : (rm == RM_RDN ? 0x8000 : 0);
+        return exact_zero(f, a.sign, b.sign, rm);
     if (b.cls == ZERO)
-        return round_h(a.sign, a.mant, a.exp, 0, rm, flags);
+        return round_to(f, a.sign, a.mant, a.exp, 0, rm, flags);
     if (a.cls == ZERO)
-        return round_h(b.sign, b.mant, b.exp, 0, rm, flags);
-    int exp = a.exp < b.exp ? a.exp : b.exp;
-    u128 ma = (u128)a.mant << (a.exp - exp), mb = (u128)b.mant << (b.exp - exp);
-    if (a.sign == b.sign)
-        return round_h(a.sign, ma + mb, exp, 0, rm, flags);
-    if (ma == mb)
-        return rm == RM_RDN ? 0x8000 : 0;
-    return ma > mb ? round_h(a.sign, ma - mb, exp, 0, rm, flags) : round_h(b.sign, mb - ma, exp, 0, rm, flags);
+        return round_to(f, b.sign, b.mant, b.exp, 0, rm, flags);
+    return add_finite(f, a.sign, a.mant, a.exp, b.sign, b.mant, b.exp, rm, flags);
 }
 
-uint16_t half_add(uint16_t a, uint16_t b, int rm, uint32_t *flags) {
-    return add_values(unpack_h(a), unpack_h(b), rm, flags);
+uint64_t fp_add(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    return add_values(f, unpack(a, f), unpack(b, f), rm, flags);
 }
 
-uint16_t half_sub(uint16_t a, uint16_t b, int rm, uint32_t *flags) {
-    return add_values(unpack_h(a), unpack_h(b ^ 0x8000), rm, flags);
+uint64_t fp_sub(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    return add_values(f, unpack(a, f), unpack(b ^ sign_bit(f), f), rm, flags);
 }
 
-uint16_t half_mul(uint16_t a, uint16_t b, int rm, uint32_t *flags) {
-    Value x = unpack_h(a), y = unpack_h(b);
+uint64_t fp_mul(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value x = unpack(a, f), y = unpack(b, f);
     int sign = x.sign ^ y.sign;
     if (is_nan(x) || is_nan(y))
-        return nan_result(flags, x.cls == SNAN || y.cls == SNAN);
+        return nan_result(f, flags, x.cls == SNAN || y.cls == SNAN);
     if (x.cls == INF || y.cls == INF) {
         if (x.cls == ZERO || y.cls == ZERO)
-            return nan_result(flags, 1);
-        return sign ? 0xFC00 : 0x7C00;
+            return nan_result(f, flags, 1);
+        return signed_inf(f, sign);
     }
     if (x.cls == ZERO || y.cls == ZERO)
-        return sign ? 0x8000 : 0;
-    return round_h(sign, (u128)x.mant * y.mant, x.exp + y.exp, 0, rm, flags);
+        return signed_zero(f, sign);
+    return round_to(f, sign, (u128)x.mant * y.mant, x.exp + y.exp, 0, rm, flags);
 }
 
 /* (a * b) + c, with NEGATE_PRODUCT and NEGATE_ADDEND for fmsub, fnmsub, fnmadd. */
-uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c, int negate_product, int negate_addend, int rm,
-                  uint32_t *flags) {
-    Value x = unpack_h(a), y = unpack_h(b), z = unpack_h(c ^ (negate_addend ? 0x8000 : 0));
+uint64_t fp_fma(int format, uint64_t a, uint64_t b, uint64_t c, int negate_product, int negate_addend, int rm,
+                uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value x = unpack(a, f), y = unpack(b, f), z = unpack(c ^ (negate_addend ? sign_bit(f) : 0), f);
     int sign = x.sign ^ y.sign ^ negate_product;
     int inf_zero = (x.cls == INF && y.cls == ZERO) || (x.cls == ZERO && y.cls == INF);
     if (inf_zero) /* invalid even when the addend is a quiet NaN */
-        return nan_result(flags, 1);
+        return nan_result(f, flags, 1);
     if (is_nan(x) || is_nan(y) || is_nan(z))
-        return nan_result(flags, x.cls == SNAN || y.cls == SNAN || z.cls == SNAN);
+        return nan_result(f, flags, x.cls == SNAN || y.cls == SNAN || z.cls == SNAN);
     if (x.cls == INF || y.cls == INF) {
         if (z.cls == INF && z.sign != sign)
-            return nan_result(flags, 1);
-        return sign ? 0xFC00 : 0x7C00;
+            return nan_result(f, flags, 1);
+        return signed_inf(f, sign);
     }
     if (z.cls == INF)
-        return z.sign ? 0xFC00 : 0x7C00;
-    Value p;
-    p.sign = sign;
+        return signed_inf(f, z.sign);
     if (x.cls == ZERO || y.cls == ZERO) {
-        p.cls = ZERO;
-        p.mant = 0;
-        p.exp = 0;
         if (z.cls == ZERO)
-            return p.sign == z.sign ? (p.sign ? 0x8000 : 0) : (rm == RM_RDN ? 0x8000 : 0);
-        return round_h(z.sign, z.mant, z.exp, 0, rm, flags);
+            return exact_zero(f, sign, z.sign, rm);
+        return round_to(f, z.sign, z.mant, z.exp, 0, rm, flags);
     }
     u128 mp = (u128)x.mant * y.mant;
     int ep = x.exp + y.exp;
     if (z.cls == ZERO)
-        return round_h(sign, mp, ep, 0, rm, flags);
-    int exp = ep < z.exp ? ep : z.exp;
-    u128 ma = mp << (ep - exp), mb = (u128)z.mant << (z.exp - exp);
-    if (sign == z.sign)
-        return round_h(sign, ma + mb, exp, 0, rm, flags);
-    if (ma == mb)
-        return rm == RM_RDN ? 0x8000 : 0;
-    return ma > mb ? round_h(sign, ma - mb, exp, 0, rm, flags) : round_h(z.sign, mb - ma, exp, 0, rm, flags);
+        return round_to(f, sign, mp, ep, 0, rm, flags);
+    return add_finite(f, sign, mp, ep, z.sign, z.mant, z.exp, rm, flags);
 }
 
-uint16_t half_div(uint16_t a, uint16_t b, int rm, uint32_t *flags) {
-    Value x = unpack_h(a), y = unpack_h(b);
+uint64_t fp_div(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value x = unpack(a, f), y = unpack(b, f);
     int sign = x.sign ^ y.sign;
     if (is_nan(x) || is_nan(y))
-        return nan_result(flags, x.cls == SNAN || y.cls == SNAN);
+        return nan_result(f, flags, x.cls == SNAN || y.cls == SNAN);
     if (x.cls == INF)
-        return y.cls == INF ? nan_result(flags, 1) : (sign ? 0xFC00 : 0x7C00);
+        return y.cls == INF ? nan_result(f, flags, 1) : signed_inf(f, sign);
     if (y.cls == INF)
-        return sign ? 0x8000 : 0;
+        return signed_zero(f, sign);
     if (y.cls == ZERO) {
         if (x.cls == ZERO)
-            return nan_result(flags, 1);
+            return nan_result(f, flags, 1);
         *flags |= FFLAG_DZ;
-        return sign ? 0xFC00 : 0x7C00;
+        return signed_inf(f, sign);
     }
     if (x.cls == ZERO)
-        return sign ? 0x8000 : 0;
-    u128 n = (u128)x.mant << 40;
-    u128 q = n / y.mant, r = n % y.mant;
-    return round_h(sign, q, x.exp - y.exp - 40, r != 0, rm, flags);
+        return signed_zero(f, sign);
+    int la = 63 - msb(x.mant), lb = 63 - msb(y.mant); /* both to [2^63, 2^64) */
+    uint64_t ma = x.mant << la, mb = y.mant << lb;
+    /* q = ma * 2^62 / mb, in (2^61, 2^63), a bit at a time (no 128-bit division: the
+     * hooks link no compiler runtime) */
+    u128 r = ma;
+    uint64_t q = 0;
+    for (int i = 0; i <= 62; i++) {
+        q <<= 1;
+        if (r >= mb) {
+            q |= 1;
+            r -= mb;
+        }
+        r <<= 1;
+    }
+    return round_to(f, sign, q, (x.exp - la) - (y.exp - lb) - 62, r != 0, rm, flags);
 }
 
 static u128 isqrt(u128 n, int *exact) {
@@ -242,84 +293,71 @@ static u128 isqrt(u128 n, int *exact) {
     return root;
 }
 
-uint16_t half_sqrt(uint16_t a, int rm, uint32_t *flags) {
-    Value x = unpack_h(a);
+uint64_t fp_sqrt(int format, uint64_t a, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value x = unpack(a, f);
     if (is_nan(x))
-        return nan_result(flags, x.cls == SNAN);
+        return nan_result(f, flags, x.cls == SNAN);
     if (x.cls == ZERO)
         return a;
     if (x.sign)
-        return nan_result(flags, 1);
+        return nan_result(f, flags, 1);
     if (x.cls == INF)
         return a;
-    u128 m = x.mant;
-    int e = x.exp;
-    if (e & 1) {
-        m <<= 1;
-        e -= 1;
-    }
+    int shift = 124 - msb(x.mant); /* the leading bit to 124 or 125, the exponent even */
+    if ((x.exp - shift) & 1)
+        shift++;
     int exact;
-    u128 root = isqrt(m << 60, &exact);
-    return round_h(0, root, (e - 60) / 2, !exact, rm, flags);
+    u128 root = isqrt((u128)x.mant << shift, &exact); /* (at least 2^62) */
+    return round_to(f, 0, root, (x.exp - shift) / 2, !exact, rm, flags);
 }
 
 /* -- comparisons, signs, classes -------------------------------------------------------- */
 
-/* A half as a signed integer in the order of the values (-0 and +0 equal). */
-static int32_t order_h(uint16_t h) {
-    int32_t magnitude = h & 0x7FFF;
-    return h & 0x8000 ? -magnitude : magnitude;
-}
+static int bits_nan(const Format *f, uint64_t x) { return (x & inf_bits(f)) == inf_bits(f) && (x & (((uint64_t)1 << f->frac) - 1)); }
+static int bits_snan(const Format *f, uint64_t x) { return bits_nan(f, x) && !((x >> (f->frac - 1)) & 1); }
 
-static int h_is_nan(uint16_t h) { return (h & 0x7C00) == 0x7C00 && (h & 0x3FF); }
-static int h_is_snan(uint16_t h) { return h_is_nan(h) && !(h & 0x200); }
-
-int half_compare(uint16_t a, uint16_t b, int which, uint32_t *flags) {
-    /* WHICH: 2 feq, 1 flt, 0 fle (funct3) */
-    if (h_is_nan(a) || h_is_nan(b)) {
-        if (which != 2 || h_is_snan(a) || h_is_snan(b))
+/* WHICH: 2 feq, 1 flt, 0 fle (the scalar funct3). NaNs: false; NV for a signalling one
+ * (feq) or any (flt, fle). */
+int fp_compare(int format, uint64_t a, uint64_t b, int which, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    if (bits_nan(f, a) || bits_nan(f, b)) {
+        if (which != 2 || bits_snan(f, a) || bits_snan(f, b))
             *flags |= FFLAG_NV;
         return 0;
     }
-    int32_t x = order_h(a), y = order_h(b);
+    uint64_t s = sign_bit(f);
+    /* the values' order as signed integers (-0 and +0 equal) */
+    int64_t x = (int64_t)(a & (s - 1)), y = (int64_t)(b & (s - 1));
+    x = a & s ? -x : x;
+    y = b & s ? -y : y;
     return which == 2 ? x == y : which == 1 ? x < y : x <= y;
 }
 
 /* F 2.2 and Zfh: fmin/fmax. One NaN: the other; two: the canonical NaN; -0 < +0. */
-static uint64_t min_max(uint64_t a, uint64_t b, int max, int frac, int expbits, uint64_t canonical,
-                        uint32_t *flags) {
-    Value x = unpack(a, frac, expbits), y = unpack(b, frac, expbits);
+uint64_t fp_min_max(int format, uint64_t a, uint64_t b, int max, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value x = unpack(a, f), y = unpack(b, f);
     if (x.cls == SNAN || y.cls == SNAN)
         *flags |= FFLAG_NV;
     if (is_nan(x) && is_nan(y))
-        return canonical;
+        return f->canonical_nan;
     if (is_nan(x))
         return b;
     if (is_nan(y))
         return a;
-    uint64_t sign_bit = (uint64_t)1 << (frac + expbits);
+    uint64_t s = sign_bit(f);
     if (x.sign != y.sign) /* (covers -0 and +0) */
         return (x.sign ? !max : max) ? a : b;
-    uint64_t ma = a & (sign_bit - 1), mb = b & (sign_bit - 1);
+    uint64_t ma = a & (s - 1), mb = b & (s - 1);
     int a_smaller = x.sign ? ma > mb : ma < mb;
     return (max ? !a_smaller : a_smaller) ? a : b;
 }
 
-uint16_t half_min_max(uint16_t a, uint16_t b, int max, uint32_t *flags) {
-    return (uint16_t)min_max(a, b, max, 10, 5, HALF_NAN, flags);
-}
-
-uint32_t single_min_max(uint32_t a, uint32_t b, int max, uint32_t *flags) {
-    return (uint32_t)min_max(a, b, max, 23, 8, 0x7FC00000u, flags);
-}
-
-uint64_t double_min_max(uint64_t a, uint64_t b, int max, uint32_t *flags) {
-    return min_max(a, b, max, 52, 11, 0x7FF8000000000000ull, flags);
-}
-
-uint32_t half_class(uint16_t h) {
-    Value v = unpack_h(h);
-    int subnormal = v.cls == FINITE && !(h & 0x7C00);
+uint32_t fp_class(int format, uint64_t a) {
+    const Format *f = &FORMATS[format];
+    Value v = unpack(a, f);
+    int subnormal = v.cls == FINITE && !(a & inf_bits(f));
     switch (v.cls) {
     case INF: return v.sign ? 1u << 0 : 1u << 7;
     case ZERO: return v.sign ? 1u << 3 : 1u << 4;
@@ -331,79 +369,79 @@ uint32_t half_class(uint16_t h) {
 
 /* -- conversions ------------------------------------------------------------------------ */
 
-static uint64_t widen(Value v, int frac, int expbits, uint64_t canonical, uint32_t *flags) {
-    int bias = (1 << (expbits - 1)) - 1;
-    uint64_t sign = (uint64_t)v.sign << (frac + expbits);
-    uint64_t inf = (((uint64_t)1 << expbits) - 1) << frac;
+/* A value of format FROM in format TO (wider: exact; narrower: rounded by RM). */
+uint64_t fp_convert(int from, int to, uint64_t a, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[to];
+    Value v = unpack(a, &FORMATS[from]);
     switch (v.cls) {
-    case SNAN: *flags |= FFLAG_NV; return canonical;
-    case QNAN: return canonical;
-    case INF: return sign | inf;
-    case ZERO: return sign;
+    case SNAN: return nan_result(f, flags, 1);
+    case QNAN: return f->canonical_nan;
+    case INF: return signed_inf(f, v.sign);
+    case ZERO: return signed_zero(f, v.sign);
     }
-    int p = msb(v.mant);
-    uint64_t biased = (uint64_t)(p + v.exp + bias); /* a half is normal in any wider format */
-    uint64_t fraction = (v.mant << (frac - p)) & (((uint64_t)1 << frac) - 1);
-    return sign | biased << frac | fraction;
+    return round_to(f, v.sign, v.mant, v.exp, 0, rm, flags);
 }
 
-uint32_t half_to_single(uint16_t h, uint32_t *flags) {
-    return (uint32_t)widen(unpack_h(h), 23, 8, 0x7FC00000u, flags);
+uint64_t integer_to_fp(int format, uint64_t magnitude, int negative, int rm, uint32_t *flags) {
+    return round_to(&FORMATS[format], negative, magnitude, 0, 0, rm, flags);
 }
 
-uint64_t half_to_double(uint16_t h, uint32_t *flags) {
-    return widen(unpack_h(h), 52, 11, 0x7FF8000000000000ull, flags);
-}
-
-static uint16_t narrow(Value v, int rm, uint32_t *flags) {
-    switch (v.cls) {
-    case SNAN: return nan_result(flags, 1);
-    case QNAN: return HALF_NAN;
-    case INF: return v.sign ? 0xFC00 : 0x7C00;
-    case ZERO: return v.sign ? 0x8000 : 0;
-    }
-    return round_h(v.sign, v.mant, v.exp, 0, rm, flags);
-}
-
-uint16_t single_to_half(uint32_t s, int rm, uint32_t *flags) { return narrow(unpack_s(s), rm, flags); }
-uint16_t double_to_half(uint64_t d, int rm, uint32_t *flags) { return narrow(unpack_d(d), rm, flags); }
-
-uint16_t integer_to_half(uint64_t magnitude, int negative, int rm, uint32_t *flags) {
-    return round_h(negative, magnitude, 0, 0, rm, flags);
-}
-
-/* A half to an integer of BITS (32 or 64), SIGNED or not, rounded by RM; out of range and
- * NaN saturate and raise NV, as RISC-V says. Returns the value as 64 bits (a 32-bit result
- * sign-extended, also an unsigned one). */
-uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *flags) {
-    Value v = unpack_h(h);
-    uint64_t max_u = bits == 64 ? ~0ull : 0xFFFFFFFFull;
-    int64_t max_s = bits == 64 ? INT64_MAX : INT32_MAX, min_s = bits == 64 ? INT64_MIN : INT32_MIN;
-    uint64_t result;
+/* A value to an integer of BITS (8 to 64), SIGNED or not, rounded by RM; out of range and
+ * NaN saturate and raise NV, as RISC-V says. Returns the integer as 64 bits (a signed one
+ * sign-extended). */
+uint64_t fp_to_integer(int format, uint64_t a, int bits, int is_signed, int rm, uint32_t *flags) {
+    Value v = unpack(a, &FORMATS[format]);
+    uint64_t max_u = bits == 64 ? ~0ull : ((uint64_t)1 << bits) - 1, max_s = max_u >> 1;
+    uint64_t min_s = ~max_s; /* (-2^(bits-1), sign-extended) */
     if (is_nan(v) || (v.cls == INF && !v.sign)) {
         *flags |= FFLAG_NV;
-        result = is_signed ? (uint64_t)max_s : max_u;
-    } else if (v.cls == INF) {
-        *flags |= FFLAG_NV;
-        result = is_signed ? (uint64_t)min_s : 0;
-    } else {
-        uint64_t magnitude = 0;
-        int inexact = 0;
-        if (v.cls == FINITE)
-            magnitude = round_shifted(v.mant, -v.exp, 0, v.sign, rm, &inexact); /* (at most 65504) */
-        if (is_signed) {
-            result = v.sign ? (uint64_t)-(int64_t)magnitude : magnitude; /* (in range: |h| <= 65504) */
-        } else if (v.sign && magnitude) {
-            *flags |= FFLAG_NV;
-            result = 0;
-            inexact = 0;
-        } else {
-            result = magnitude;
-        }
-        if (inexact)
-            *flags |= FFLAG_NX;
+        return is_signed ? max_s : max_u;
     }
-    if (bits == 32)
-        result = (uint64_t)(int64_t)(int32_t)(uint32_t)result;
-    return result;
+    if (v.cls == INF) {
+        *flags |= FFLAG_NV;
+        return is_signed ? min_s : 0;
+    }
+    if (v.cls == ZERO)
+        return 0;
+    int E = msb(v.mant) + v.exp, inexact = 0;
+    uint64_t magnitude = E >= 64 ? ~0ull : round_shifted(v.mant, -v.exp, 0, v.sign, rm, &inexact);
+    int too_big = E >= 64 || (is_signed ? magnitude > max_s + (uint64_t)v.sign : (!v.sign && magnitude > max_u));
+    if (too_big) {
+        *flags |= FFLAG_NV;
+        return is_signed ? (v.sign ? min_s : max_s) : (v.sign ? 0 : max_u);
+    }
+    if (!is_signed && v.sign && magnitude) {
+        *flags |= FFLAG_NV;
+        return 0;
+    }
+    if (inexact)
+        *flags |= FFLAG_NX;
+    return v.sign ? (uint64_t)-(int64_t)magnitude : magnitude;
+}
+
+/* -- the half-precision names isa.c uses for Zfh ---------------------------------------- */
+
+uint16_t half_add(uint16_t a, uint16_t b, int rm, uint32_t *flags) { return (uint16_t)fp_add(FP_HALF, a, b, rm, flags); }
+uint16_t half_sub(uint16_t a, uint16_t b, int rm, uint32_t *flags) { return (uint16_t)fp_sub(FP_HALF, a, b, rm, flags); }
+uint16_t half_mul(uint16_t a, uint16_t b, int rm, uint32_t *flags) { return (uint16_t)fp_mul(FP_HALF, a, b, rm, flags); }
+uint16_t half_div(uint16_t a, uint16_t b, int rm, uint32_t *flags) { return (uint16_t)fp_div(FP_HALF, a, b, rm, flags); }
+uint16_t half_sqrt(uint16_t a, int rm, uint32_t *flags) { return (uint16_t)fp_sqrt(FP_HALF, a, rm, flags); }
+uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c, int negate_product, int negate_addend, int rm, uint32_t *flags) {
+    return (uint16_t)fp_fma(FP_HALF, a, b, c, negate_product, negate_addend, rm, flags);
+}
+int half_compare(uint16_t a, uint16_t b, int which, uint32_t *flags) { return fp_compare(FP_HALF, a, b, which, flags); }
+uint16_t half_min_max(uint16_t a, uint16_t b, int max, uint32_t *flags) { return (uint16_t)fp_min_max(FP_HALF, a, b, max, flags); }
+uint32_t single_min_max(uint32_t a, uint32_t b, int max, uint32_t *flags) { return (uint32_t)fp_min_max(FP_SINGLE, a, b, max, flags); }
+uint64_t double_min_max(uint64_t a, uint64_t b, int max, uint32_t *flags) { return fp_min_max(FP_DOUBLE, a, b, max, flags); }
+uint32_t half_class(uint16_t h) { return fp_class(FP_HALF, h); }
+uint32_t half_to_single(uint16_t h, uint32_t *flags) { return (uint32_t)fp_convert(FP_HALF, FP_SINGLE, h, RM_RNE, flags); }
+uint64_t half_to_double(uint16_t h, uint32_t *flags) { return fp_convert(FP_HALF, FP_DOUBLE, h, RM_RNE, flags); }
+uint16_t single_to_half(uint32_t s, int rm, uint32_t *flags) { return (uint16_t)fp_convert(FP_SINGLE, FP_HALF, s, rm, flags); }
+uint16_t double_to_half(uint64_t d, int rm, uint32_t *flags) { return (uint16_t)fp_convert(FP_DOUBLE, FP_HALF, d, rm, flags); }
+uint16_t integer_to_half(uint64_t magnitude, int negative, int rm, uint32_t *flags) {
+    return (uint16_t)integer_to_fp(FP_HALF, magnitude, negative, rm, flags);
+}
+uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *flags) {
+    uint64_t x = fp_to_integer(FP_HALF, h, bits, is_signed, rm, flags);
+    return bits == 32 ? (uint64_t)(int64_t)(int32_t)(uint32_t)x : x; /* (an unsigned 32-bit one too) */
 }

@@ -1,0 +1,260 @@
+"""The native IEEE arithmetic (sim/native/softfloat.c) in binary16, binary32 and binary64,
+called directly, against an oracle written here in exact rationals (fractions).
+
+The oracle rounds the exact result of each operation to the format in each RISC-V rounding
+mode, and derives the flags from their definitions: NX when the rounded result differs from
+the exact one, OF when the result rounded with an unbounded exponent is past the largest
+finite number, UF when it is inexact and tiny after rounding (RISC-V's way), NV and DZ for
+the invalid cases. For RNE in binary64 Python's own floats are a second, independent check.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import struct
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.native import hooks
+
+FORMATS = {0: (10, 5), 1: (23, 8), 2: (52, 11)}  # FP_HALF, FP_SINGLE, FP_DOUBLE: fraction, exponent bits
+RNE, RTZ, RDN, RUP, RMM = range(5)
+NX, UF, OF, DZ, NV = 1, 2, 4, 8, 16
+
+
+def _lib():
+    lib = hooks.library()
+    u64, i, flags = ctypes.c_uint64, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32)
+    for name, args in (("fp_add", [i, u64, u64, i, flags]), ("fp_sub", [i, u64, u64, i, flags]),
+                       ("fp_mul", [i, u64, u64, i, flags]), ("fp_div", [i, u64, u64, i, flags]),
+                       ("fp_sqrt", [i, u64, i, flags]), ("fp_fma", [i, u64, u64, u64, i, i, i, flags]),
+                       ("fp_convert", [i, i, u64, i, flags]),
+                       ("fp_to_integer", [i, u64, i, i, i, flags])):
+        getattr(lib, name).argtypes = args
+        getattr(lib, name).restype = u64
+    return lib
+
+
+def call(name, *args):
+    flags = ctypes.c_uint32(0)
+    result = getattr(_lib(), name)(*args, ctypes.byref(flags))
+    return result, flags.value
+
+
+class Fmt:
+    def __init__(self, which):
+        self.frac, self.expbits = FORMATS[which]
+        self.bias = (1 << (self.expbits - 1)) - 1
+        self.emin = 1 - self.bias
+        self.inf = ((1 << self.expbits) - 1) << self.frac
+        self.sign = 1 << (self.frac + self.expbits)
+        self.nan = self.inf | 1 << (self.frac - 1)
+
+    def value(self, bits):
+        """None for a NaN, else a Fraction, or +-inf as a float; -0 as (0, sign)."""
+        e, m = (bits >> self.frac) & ((1 << self.expbits) - 1), bits & ((1 << self.frac) - 1)
+        s = -1 if bits & self.sign else 1
+        if e == (1 << self.expbits) - 1:
+            return None if m else s * math.inf
+        if e == 0:
+            return s * Fraction(m, 1) * Fraction(2) ** (self.emin - self.frac)
+        return s * Fraction(m | 1 << self.frac) * Fraction(2) ** (e - self.bias - self.frac)
+
+    def is_snan(self, bits):
+        return self.value(bits) is None and not bits >> (self.frac - 1) & 1
+
+    def round(self, x: Fraction, rm, negative_zero=False):
+        """X rounded to the format: (bits, flags)."""
+        if x == 0:
+            return (self.sign if negative_zero else 0), 0
+        sign = self.sign if x < 0 else 0
+        a = abs(x)
+        e = a.numerator.bit_length() - a.denominator.bit_length()
+        if Fraction(2) ** e > a:
+            e -= 1
+        def at(unit):  # a rounded to a multiple of 2^unit, as an integer count of units
+            q = a / Fraction(2) ** unit
+            n = q.numerator // q.denominator
+            rest = q - n
+            up = {RNE: rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n & 1), RTZ: False,
+                  RDN: rest > 0 and bool(sign), RUP: rest > 0 and not sign, RMM: rest >= Fraction(1, 2)}[rm]
+            return n + up, rest != 0
+        unbounded, _ = at(e - self.frac)
+        if unbounded * Fraction(2) ** (e - self.frac) >= Fraction(2) ** (self.bias + 1):
+            largest = rm == RTZ or (rm == RDN and not sign) or (rm == RUP and sign)
+            return sign | (self.inf - 1 if largest else self.inf), OF | NX
+        unit = max(e, self.emin) - self.frac
+        n, inexact = at(unit)
+        flags = NX if inexact else 0
+        if inexact and unbounded * Fraction(2) ** (e - self.frac) < Fraction(2) ** self.emin:
+            flags |= UF
+        return sign | (((unit - (self.emin - self.frac)) << self.frac) + n), flags
+
+
+def finite_or_special(which):
+    f = Fmt(which)
+    width = f.frac + f.expbits + 1
+    edges = [0, f.sign, f.inf, f.inf | f.sign, f.nan, f.inf | 1, 1, f.sign | 1, (1 << f.frac) - 1,
+             1 << f.frac, f.inf - 1, f.sign | (f.inf - 1), f.bias << f.frac, (f.bias + 1) << f.frac]
+    few_bits = st.builds(  # mantissas of a few leading bits, or all ones: sums and products that tie or
+        lambda sign, e, top, ones: sign * f.sign | e << f.frac | (((1 << f.frac) - 1) if ones else top << (f.frac - 4)),
+        st.integers(0, 1), st.one_of(st.integers(0, 2 * f.bias), st.integers(0, f.frac + 2),
+                                     st.integers(f.bias // 2 - f.frac, f.bias // 2 + 2).map(abs)),
+        st.integers(0, 15), st.booleans())  # land just below the smallest normal
+    return st.one_of(st.sampled_from(edges), st.integers(0, (1 << width) - 1),
+                     st.integers(0, (1 << f.frac) * 4), few_bits, few_bits)
+
+
+def expected(which, op, operands, rm):
+    f = Fmt(which)
+    values = [f.value(b) for b in operands]
+    if any(v is None for v in values):
+        def inf_times_zero(x, y):
+            return isinstance(x, float) and y is not None and not isinstance(y, float) and y == 0
+        invalid = any(f.is_snan(b) for b in operands) or (
+            op == "fma" and (inf_times_zero(values[0], values[1]) or inf_times_zero(values[1], values[0])))
+        return f.nan, NV if invalid else 0
+    a, b = values[0], values[1] if len(values) > 1 else None
+    inf = lambda v: isinstance(v, float) and math.isinf(v)  # noqa: E731
+    neg = lambda bits: bool(bits & f.sign)  # noqa: E731
+    if op == "sqrt":
+        if a == 0:
+            return operands[0], 0
+        if a < 0:
+            return f.nan, NV
+        if inf(a):
+            return operands[0], 0
+        # the exact root rounded: bisect for the integer square root at enough precision
+        e = a.numerator.bit_length() - a.denominator.bit_length()
+        scale = 2 * (f.frac + 8) - e
+        scale += scale & 1
+        n = a * Fraction(2) ** scale
+        r = math.isqrt(n.numerator // n.denominator)
+        exact = Fraction(r) ** 2 == n
+        root = Fraction(r) / Fraction(2) ** (scale // 2)
+        if not exact:  # a sticky bit below every bit that matters
+            root += Fraction(1, 2) ** (scale // 2 + 1)
+        return f.round(root, rm)
+    if op in ("add", "sub"):
+        if op == "sub":
+            b = -b if not inf(b) else -b
+            sb = not neg(operands[1])
+        else:
+            sb = neg(operands[1])
+        if inf(a) or inf(b):
+            if inf(a) and inf(b) and (a > 0) != (b > 0):
+                return f.nan, NV
+            s = (a if inf(a) else b) < 0
+            return f.inf | (f.sign if s else 0), 0
+        x = a + b
+        if x == 0:
+            sa = neg(operands[0])
+            both = sa == sb and a == 0 and b == 0
+            return (f.sign if (sa if both else rm == RDN) else 0), 0
+        return f.round(x, rm)
+    if op == "mul":
+        s = neg(operands[0]) != neg(operands[1])
+        if inf(a) or inf(b):
+            if a == 0 or b == 0:
+                return f.nan, NV
+            return f.inf | (f.sign if s else 0), 0
+        x = a * b
+        return f.round(x, rm, negative_zero=s) if x else ((f.sign if s else 0), 0)
+    if op == "div":
+        s = neg(operands[0]) != neg(operands[1])
+        if inf(a):
+            return (f.nan, NV) if inf(b) else (f.inf | (f.sign if s else 0), 0)
+        if inf(b):
+            return (f.sign if s else 0), 0
+        if b == 0:
+            return (f.nan, NV) if a == 0 else (f.inf | (f.sign if s else 0), DZ)
+        x = a / b
+        return f.round(x, rm, negative_zero=s) if x else ((f.sign if s else 0), 0)
+    # fma
+    c = values[2]
+    sp = neg(operands[0]) != neg(operands[1])
+    if (inf(a) and b == 0) or (inf(b) and a == 0):
+        return f.nan, NV
+    if inf(a) or inf(b):
+        if inf(c) and (c < 0) != sp:
+            return f.nan, NV
+        return f.inf | (f.sign if sp else 0), 0
+    if inf(c):
+        return operands[2], 0
+    x = a * b + c
+    if x == 0:
+        sc = neg(operands[2])
+        both = a * b == 0 and c == 0 and sp == sc
+        return (f.sign if (sp if both else rm == RDN) else 0), 0
+    return f.round(x, rm)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(which=st.sampled_from([0, 1, 2]), op=st.sampled_from(["add", "sub", "mul", "div", "sqrt", "fma"]),
+       rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]), data=st.data())
+def test_every_operation_rounds_exactly_and_raises_the_flags_riscv_says(which, op, rm, data):
+    count = {"sqrt": 1, "fma": 3}.get(op, 2)
+    operands = [data.draw(finite_or_special(which)) for _ in range(count)]
+    if op == "fma":
+        got = call("fp_fma", which, *operands, 0, 0, rm)
+    else:
+        got = call(f"fp_{op}", which, *operands, rm)
+    want = expected(which, op, operands, rm)
+    assert got == want, f"{op} {[hex(o) for o in operands]} rm {rm}: got {hex(got[0])} flags {got[1]}, want {hex(want[0])} flags {want[1]}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(allow_nan=False, allow_infinity=False), b=st.floats(allow_nan=False, allow_infinity=False))
+def test_binary64_in_nearest_even_is_what_the_hosts_floats_say(a, b):
+    bits = lambda x: struct.unpack("<Q", struct.pack("<d", x))[0]  # noqa: E731
+    for name, want in (("fp_add", a + b), ("fp_sub", a - b), ("fp_mul", a * b)):
+        if math.isfinite(want):
+            assert call(name, 2, bits(a), bits(b), RNE)[0] == bits(want)
+    if b != 0 and math.isfinite(a / b):
+        assert call("fp_div", 2, bits(a), bits(b), RNE)[0] == bits(a / b)
+    assert call("fp_sqrt", 2, bits(abs(a)), RNE)[0] == bits(math.sqrt(abs(a)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(which=st.sampled_from([0, 1, 2]), to=st.sampled_from([0, 1, 2]), rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]),
+       data=st.data())
+def test_conversions_between_formats_round_once(which, to, rm, data):
+    a = data.draw(finite_or_special(which))
+    f, g = Fmt(which), Fmt(to)
+    v = f.value(a)
+    if v is None:
+        want = (g.nan, NV if f.is_snan(a) else 0)
+    elif isinstance(v, float):
+        want = (g.inf | (g.sign if v < 0 else 0), 0)
+    elif v == 0:
+        want = (g.sign if a & f.sign else 0, 0)
+    else:
+        want = g.round(v, rm)
+    assert call("fp_convert", which, to, a, rm) == want
+
+
+@settings(max_examples=500, deadline=None)
+@given(which=st.sampled_from([0, 1, 2]), bits=st.sampled_from([8, 16, 32, 64]), signed=st.booleans(),
+       rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]), data=st.data())
+def test_conversions_to_integers_saturate_as_riscv_says(which, bits, signed, rm, data):
+    a = data.draw(finite_or_special(which))
+    f = Fmt(which)
+    v = f.value(a)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if v is None or (isinstance(v, float) and v > 0):
+        want = hi, NV
+    elif isinstance(v, float):
+        want = lo, NV
+    else:
+        n = math.floor(v)
+        rest = v - n
+        up = {RNE: rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n & 1), RTZ: n < 0 and rest > 0,
+              RDN: False, RUP: rest > 0, RMM: rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n >= 0)}[rm]
+        r = n + up
+        want = (r, NX if rest else 0) if lo <= r <= hi else ((lo if v < 0 else hi), NV)
+    got, flags = call("fp_to_integer", which, a, bits, int(signed), rm)
+    got = got - (1 << 64) if signed and got >> 63 else got
+    assert (got, flags) == want, f"{hex(a)} -> {bits} bits signed {signed} rm {rm}"
