@@ -248,6 +248,10 @@ class Core:
     def cycles(self, value: int) -> None:
         self.native.turn.cycles = value
 
+    def vector_state(self) -> hooks.VectorState:
+        """The core's vector unit: v0-v31, vl, vtype, vstart, vxrm, vxsat (sim/native/vector.h)."""
+        return hooks.vector_state(self._scratch.ctypes.data)
+
     # -- running --------------------------------------------------------------------------
 
     def run(self, count: int = 0) -> None:

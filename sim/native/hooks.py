@@ -21,6 +21,7 @@ import ctypes
 import platform
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -176,6 +177,28 @@ def scratch_size() -> int:
     return library().isa_scratch_size()
 
 
+@dataclass(frozen=True)
+class VectorState:
+    """A core's vector unit as isa_vector_state (isa.c) reads it."""
+
+    registers: bytes  # v0-v31, 64 bytes each
+    vl: int
+    vtype: int
+    vstart: int
+    vxrm: int
+    vxsat: int
+    refused: int  # the element of the last vector access the memory refused (-1: none)
+
+
+def vector_state(scratch: int) -> VectorState:
+    """The vector unit of the core whose interpreter scratch is at SCRATCH."""
+    regs = (ctypes.c_uint8 * 2048)()
+    csrs = (ctypes.c_uint64 * 6)()
+    library().isa_vector_state(ctypes.c_void_p(scratch), regs, csrs)
+    refused = csrs[5] - (1 << 64) if csrs[5] >> 63 else csrs[5]
+    return VectorState(bytes(regs), csrs[0], csrs[1], csrs[2], csrs[3], csrs[4], refused)
+
+
 def pointer(array, ctype=ctypes.c_uint8):
     """A C pointer to the first element of a numpy array (or None for None)."""
     if array is None:
@@ -229,6 +252,8 @@ def library() -> ctypes.CDLL:
             loaded.region_access.restype = ctypes.c_int
             loaded.struct_size.restype = ctypes.c_uint64
             loaded.isa_scratch_size.restype = ctypes.c_uint64
+            loaded.isa_vector_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            loaded.isa_vector_state.restype = None
             loaded.dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
                                            ctypes.c_int64, ctypes.c_void_p]
             loaded.dirty_lines.restype = ctypes.c_int64

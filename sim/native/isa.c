@@ -52,6 +52,7 @@ typedef struct { /* a core's vector unit (vector.h) */
     uint8_t reg[32][64];  /* v0-v31, VLEN 512 */
     uint64_t vl, vtype, vstart, vxrm, vxsat;
     uint64_t ready;       /* (0: as Python allocated it, not yet reset) */
+    int64_t refused;      /* the element of the last vector access the memory refused (-1: none) */
 } VectorUnit;
 
 typedef struct {
@@ -61,6 +62,18 @@ typedef struct {
 } Scratch;
 
 uint64_t isa_scratch_size(void) { return sizeof(Scratch); }
+
+/* A core's vector unit, for Python (the fault report, the tests): its 32 registers (2048
+ * bytes) into REGS unless it is NULL, and vl, vtype, vstart, vxrm, vxsat and the refused
+ * element into CSRS. Before its first vector instruction the unit is as at reset. */
+void isa_vector_state(const void *scratch, uint8_t *regs, uint64_t csrs[6]) {
+    const VectorUnit *v = &((const Scratch *)scratch)->vector;
+    if (regs)
+        __builtin_memcpy(regs, v->reg, sizeof v->reg);
+    uint64_t reset[6] = {0, 1ull << 63, 0, 0, 0, (uint64_t)-1};
+    uint64_t now[6] = {v->vl, v->vtype, v->vstart, v->vxrm, v->vxsat, (uint64_t)v->refused};
+    __builtin_memcpy(csrs, v->ready ? now : reset, sizeof now);
+}
 
 /* The hart's registers while the hook runs: read from the engine as needed, written back
  * at the end. */
