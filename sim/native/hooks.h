@@ -173,6 +173,8 @@ uint32_t fp_class(int format, uint64_t a);
 uint64_t fp_convert(int from, int to, uint64_t a, int rm, uint32_t *flags);
 uint64_t integer_to_fp(int format, uint64_t magnitude, int negative, int rm, uint32_t *flags);
 uint64_t fp_to_integer(int format, uint64_t a, int bits, int is_signed, int rm, uint32_t *flags);
+uint64_t fp_rsqrt7(int format, uint64_t a, uint32_t *flags);
+uint64_t fp_rec7(int format, uint64_t a, int rm, uint32_t *flags);
 uint16_t half_add(uint16_t a, uint16_t b, int rm, uint32_t *flags);
 uint16_t half_sub(uint16_t a, uint16_t b, int rm, uint32_t *flags);
 uint16_t half_mul(uint16_t a, uint16_t b, int rm, uint32_t *flags);

@@ -445,3 +445,92 @@ uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *
     uint64_t x = fp_to_integer(FP_HALF, h, bits, is_signed, rm, flags);
     return bits == 32 ? (uint64_t)(int64_t)(int32_t)(uint32_t)x : x; /* (an unsigned 32-bit one too) */
 }
+
+/* -- the vector unit's estimates (RVV 1.0 13.9, 13.10) --------------------------------- */
+
+/* The spec's tables: 7 bits of the estimate's significand, by the input's exponent parity
+ * and its 6 leading significand bits (vfrsqrt7), or its 7 leading bits (vfrec7). */
+static const uint8_t RSQRT7[128] = {
+    52, 51, 50, 48, 47, 46, 44, 43, 42, 41, 40, 39, 38, 36, 35, 34,
+    33, 32, 31, 30, 30, 29, 28, 27, 26, 25, 24, 23, 23, 22, 21, 20,
+    19, 19, 18, 17, 16, 16, 15, 14, 14, 13, 12, 12, 11, 10, 10, 9,
+    9, 8, 7, 7, 6, 6, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0,
+    127, 125, 123, 121, 119, 118, 116, 114, 113, 111, 109, 108, 106, 105, 103, 102,
+    100, 99, 97, 96, 95, 93, 92, 91, 90, 88, 87, 86, 85, 84, 83, 82,
+    80, 79, 78, 77, 76, 75, 74, 73, 72, 71, 70, 70, 69, 68, 67, 66,
+    65, 64, 63, 63, 62, 61, 60, 59, 59, 58, 57, 56, 56, 55, 54, 53,
+};
+static const uint8_t REC7[128] = {
+    127, 125, 123, 121, 119, 117, 116, 114, 112, 110, 109, 107, 105, 104, 102, 100,
+    99, 97, 96, 94, 93, 91, 90, 88, 87, 85, 84, 83, 81, 80, 79, 77,
+    76, 75, 74, 72, 71, 70, 69, 68, 66, 65, 64, 63, 62, 61, 60, 59,
+    58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43,
+    42, 41, 40, 40, 39, 38, 37, 36, 35, 35, 34, 33, 32, 31, 31, 30,
+    29, 28, 28, 27, 26, 25, 25, 24, 23, 23, 22, 21, 21, 20, 19, 19,
+    18, 17, 17, 16, 15, 15, 14, 14, 13, 12, 12, 11, 11, 10, 9, 9,
+    8, 8, 7, 7, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0,
+};
+
+/* A finite nonzero A's biased exponent and fraction, a subnormal normalized (its exponent
+ * then 0 or below), as the spec's estimates take them. */
+static void normalized(const Format *f, uint64_t a, int64_t *exp, uint64_t *frac) {
+    uint64_t mask = ((uint64_t)1 << f->frac) - 1;
+    *exp = (int64_t)((a >> f->frac) & ((1u << f->expbits) - 1));
+    *frac = a & mask;
+    if (*exp == 0) {
+        while (!((*frac >> (f->frac - 1)) & 1)) {
+            (*exp)--;
+            *frac <<= 1;
+        }
+        *frac = (*frac << 1) & mask;
+    }
+}
+
+uint64_t fp_rsqrt7(int format, uint64_t a, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value v = unpack(a, f);
+    if (is_nan(v) || (v.sign && v.cls != ZERO))
+        return nan_result(f, flags, v.cls == SNAN || !is_nan(v));
+    if (v.cls == ZERO) {
+        *flags |= FFLAG_DZ;
+        return signed_inf(f, v.sign);
+    }
+    if (v.cls == INF)
+        return 0;
+    int64_t exp, bias = (1 << (f->expbits - 1)) - 1;
+    uint64_t frac;
+    normalized(f, a, &exp, &frac);
+    int index = (int)(((uint64_t)exp & 1) << 6 | frac >> (f->frac - 6));
+    uint64_t out_exp = (uint64_t)((3 * bias - 1 - exp) / 2);
+    return out_exp << f->frac | (uint64_t)RSQRT7[index] << (f->frac - 7);
+}
+
+uint64_t fp_rec7(int format, uint64_t a, int rm, uint32_t *flags) {
+    const Format *f = &FORMATS[format];
+    Value v = unpack(a, f);
+    if (is_nan(v))
+        return nan_result(f, flags, v.cls == SNAN);
+    if (v.cls == INF)
+        return signed_zero(f, v.sign);
+    if (v.cls == ZERO) {
+        *flags |= FFLAG_DZ;
+        return signed_inf(f, v.sign);
+    }
+    int64_t exp, bias = (1 << (f->expbits - 1)) - 1;
+    uint64_t frac;
+    normalized(f, a, &exp, &frac);
+    if (exp < -1) { /* a subnormal so small that its reciprocal overflows */
+        *flags |= FFLAG_OF | FFLAG_NX;
+        int largest = rm == RM_RTZ || (rm == RM_RDN && !v.sign) || (rm == RM_RUP && v.sign);
+        return (v.sign ? sign_bit(f) : 0) | (largest ? inf_bits(f) - 1 : inf_bits(f));
+    }
+    int64_t out_exp = 2 * bias - 1 - exp;
+    uint64_t out_frac = (uint64_t)REC7[frac >> (f->frac - 7)] << (f->frac - 7);
+    if (out_exp <= 0) { /* a subnormal estimate */
+        out_frac = (out_frac >> 1) | ((uint64_t)1 << (f->frac - 1));
+        if (out_exp < 0)
+            out_frac >>= 1;
+        out_exp = 0;
+    }
+    return (v.sign ? sign_bit(f) : 0) | (uint64_t)out_exp << f->frac | out_frac;
+}

@@ -8,8 +8,8 @@
  * reductions (ordered and unordered, and their widening forms), the widening arithmetic
  * (vfwadd, vfwsub and their .w forms, vfwmul, the widening multiply-adds) and every
  * conversion (single-width, widening and narrowing, between integers and floats and
- * between float widths, with the rtz and rod forms). The two estimates, vfrec7 and
- * vfrsqrt7, are NOT_HERE (compilers emit them only under -ffast-math).
+ * between float widths, with the rtz and rod forms), and the two estimates, vfrec7 and
+ * vfrsqrt7 (softfloat.c, from the spec's tables).
  *
  * Choices where RVV leaves them to the implementation: an unordered sum (vfredusum,
  * vfwredusum) adds in element order, like the ordered one (what QEMU does too, so that both
@@ -205,7 +205,7 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
     int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype), fmt = float_format(sew);
     int vf = funct3 == OPFVF;
     int rm = rounding(h, RM_DYN);
-    int exact = funct6 == 0x04 || funct6 == 0x06 || (funct6 >= 0x08 && funct6 <= 0x0A) || funct6 == 0x0E ||
+    int exact = (funct6 == 0x13 && vs1 == 4) || funct6 == 0x04 || funct6 == 0x06 || (funct6 >= 0x08 && funct6 <= 0x0A) || funct6 == 0x0E ||
                 funct6 == 0x0F || funct6 == 0x10 || funct6 == 0x17 || (funct6 >= 0x18 && funct6 <= 0x1F) ||
                 funct6 == 0x05 || funct6 == 0x07 || (funct6 == 0x13 && vs1 == 16);
     if (rm < 0) { /* frm holds a reserved rounding mode: an instruction that rounds is illegal */
@@ -244,14 +244,16 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
         v->vstart = 0;
         return RAN;
     }
-    if (funct6 == 0x13 && !vf) { /* VFUNARY1: vfsqrt (0), vfclass (16); vfrsqrt7, vfrec7: not here */
-        if (!regs || !group_regs(vs2, lmul) || (vs1 != 0 && vs1 != 16) || (!vm && vd == 0))
+    if (funct6 == 0x13 && !vf) { /* VFUNARY1: vfsqrt (0), vfrsqrt7 (4), vfrec7 (5), vfclass (16) */
+        if (!regs || !group_regs(vs2, lmul) || (vs1 != 0 && vs1 != 4 && vs1 != 5 && vs1 != 16) || (!vm && vd == 0))
             return NOT_HERE;
         for (uint64_t i = v->vstart; i < v->vl; i++) {
             if (!active(v, vm, i))
                 continue;
             uint64_t x = element(v, vs2, i, bytes);
-            set_element(v, vd, i, bytes, vs1 == 0 ? fp_sqrt(fmt, x, rm, &h->flags) : fp_class(fmt, x));
+            set_element(v, vd, i, bytes, vs1 == 0 ? fp_sqrt(fmt, x, rm, &h->flags)
+                                         : vs1 == 4 ? fp_rsqrt7(fmt, x, &h->flags)
+                                         : vs1 == 5 ? fp_rec7(fmt, x, rm, &h->flags) : fp_class(fmt, x));
         }
         v->vstart = 0;
         return RAN;
