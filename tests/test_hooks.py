@@ -193,3 +193,77 @@ def test_the_tlb_grows_so_a_pointer_chase_stops_refilling(tmp_path, kernels):
         p = chain[p]
     assert words[0] == p
     assert fills < 400000 // 10, f"{fills} fills for 400,000 loads"
+
+
+# Vector code (the compiler's, from plain loops, and intrinsics) between scalar code: the
+# unit runs in the interpreter (isa.c, vector.h), which must count and stop exactly too.
+VECTOR = r"""
+#include <riscv_vector.h>
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    float* r = (float*)kmx_region(0, &bytes);
+    uint64_t n = bytes / 4, x = 88172645463325252ull + (uint64_t)core;
+    for (uint64_t i = 0; i < n; i++) r[i] = (float)(i % 97);
+    vfloat32m1_t sum = __riscv_vfmv_s_f_f32m1(0.0f, 1);
+    for (int pass = 0; pass < 400; pass++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        size_t start = x % (n / 2), count = n / 2 - (x >> 20) % 64;
+        for (size_t i = 0, vl; i < count; i += vl) {
+            vl = __riscv_vsetvl_e32m4(count - i);
+            vfloat32m4_t v = __riscv_vle32_v_f32m4(r + start + i, vl);
+            v = __riscv_vfmacc_vf_f32m4(v, 0.5f, v, vl);
+            __riscv_vse32_v_f32m4(r + start + i, v, vl);
+            sum = __riscv_vfredusum_vs_f32m4_f32m1(v, sum, vl);
+        }
+        for (uint64_t i = 0; i < n; i++) r[i] = r[i] > 1e6f ? r[i] * 0.001f : r[i];
+    }
+    float total = __riscv_vfmv_f_s_f32m1_f32(sum);
+    return (int)((uint32_t)total & 0xff);
+}
+"""
+
+
+class _Held:
+    """A value with a short repr (hypothesis prints a failing example's arguments)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<the image>"
+
+
+@pytest.fixture(scope="module")
+def vector_image(tmp_path_factory):
+    source = tmp_path_factory.mktemp("vector") / "thread.c"
+    source.write_text(VECTOR)
+    return _Held(load_image(build_thread([source]).elf))
+
+
+def _vector_registers(core) -> tuple:
+    state = core.vector_state()
+    return (*_registers(core), state.registers, state.vl, state.vtype, state.vstart)
+
+
+@settings(max_examples=10, deadline=None)
+@given(turns=st.lists(st.integers(1, 5000), min_size=2, max_size=8).filter(lambda t: sum(t) > 3000))  # (the thread: 100,000s)
+def test_a_turn_in_vector_code_runs_exactly_its_count(vector_image, turns):
+    """The oracle runs the same thread one instruction a turn: after every one of the turns
+    both have run the same count and hold the same x, pc and vector registers, vl, vtype.
+    (A turn of one instruction runs it alone: each vector instruction traps and runs by
+    itself, as the engine's own count sees it.)"""
+    ours_card, ours = _core(vector_image.value, 4096)
+    oracle_card, oracle = _core(vector_image.value, 4096)
+    try:
+        for count in turns:
+            ours.run(count)
+            for _ in range(count):
+                oracle.run(1)
+            assert _vector_registers(ours) == _vector_registers(oracle)
+        assert ours.cycles == oracle.cycles == sum(turns)
+        assert ours.native.isa.interpreted > 0, "the interpreter never ran: the test tests nothing"
+        assert ours.vector_state().vl > 0, "no vector instruction ran: the test tests nothing"
+    finally:
+        ours_card.stop()
+        oracle_card.stop()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..isa import decode, stand_in, target
+from ..isa import decode, stand_in, target, vector
 from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
 from ..memory import host
 from ..memory.address_space import MemoryAccessError
@@ -531,12 +531,31 @@ class Core:
             pass
         what = {engines.FETCH: "an instruction fetch from", engines.WRITE: "a store to"}.get(access, "a load from")
         fetch = access == engines.FETCH
+        element = self._vector_element(pc, address)
+        if element is not None:  # (a vector load's or store's element: its own address)
+            address, detail = element
+            what = f"{detail}: {what}"
         if fetch and pc & ~(PAGE - 1) == address:
             address = pc  # the jump's target itself, not just its page
         cause = f"{what} {address:#x}, {self._explain.describe_address(address, fetch)}"
         if fetch:  # the jump's own pc is lost; ra tells where a call came from
             return self.fault(address, cause, came_from=self.engine.read("ra"))
         return self.fault(pc, cause)
+
+    def _vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
+        """(the address, what it was) of the element a vector load or store at PC was
+        refused at (the unit recorded it, sim/native/vector.h), when it is one."""
+        try:
+            insn = self._explain.instruction(pc)
+        except MemoryAccessError:
+            return None
+        if not vector.is_memory(insn):
+            return None
+        state = self.vector_state()
+        if state.refused < 0 or state.refused_address & ~(PAGE - 1) != page:
+            return None
+        return state.refused_address, (f"element {state.refused} of {vector.memory_name(insn)} "
+                                       f"(vl {state.vl}, vtype {vector.vtype_text(state.vtype)})")
 
     def _fault_from(self, error: EngineError) -> CoreFault:
         pc = self.engine.read("pc")

@@ -188,15 +188,16 @@ class VectorState:
     vxrm: int
     vxsat: int
     refused: int  # the element of the last vector access the memory refused (-1: none)
+    refused_address: int  # and its address
 
 
 def vector_state(scratch: int) -> VectorState:
     """The vector unit of the core whose interpreter scratch is at SCRATCH."""
     regs = (ctypes.c_uint8 * 2048)()
-    csrs = (ctypes.c_uint64 * 6)()
+    csrs = (ctypes.c_uint64 * 7)()
     library().isa_vector_state(ctypes.c_void_p(scratch), regs, csrs)
     refused = csrs[5] - (1 << 64) if csrs[5] >> 63 else csrs[5]
-    return VectorState(bytes(regs), csrs[0], csrs[1], csrs[2], csrs[3], csrs[4], refused)
+    return VectorState(bytes(regs), csrs[0], csrs[1], csrs[2], csrs[3], csrs[4], refused, csrs[6])
 
 
 def pointer(array, ctype=ctypes.c_uint8):

@@ -53,6 +53,7 @@ typedef struct { /* a core's vector unit (vector.h) */
     uint64_t vl, vtype, vstart, vxrm, vxsat;
     uint64_t ready;       /* (0: as Python allocated it, not yet reset) */
     int64_t refused;      /* the element of the last vector access the memory refused (-1: none) */
+    uint64_t refused_address; /* and the address it was at */
 } VectorUnit;
 
 typedef struct {
@@ -64,14 +65,15 @@ typedef struct {
 uint64_t isa_scratch_size(void) { return sizeof(Scratch); }
 
 /* A core's vector unit, for Python (the fault report, the tests): its 32 registers (2048
- * bytes) into REGS unless it is NULL, and vl, vtype, vstart, vxrm, vxsat and the refused
- * element into CSRS. Before its first vector instruction the unit is as at reset. */
-void isa_vector_state(const void *scratch, uint8_t *regs, uint64_t csrs[6]) {
+ * bytes) into REGS unless it is NULL, and vl, vtype, vstart, vxrm, vxsat, the refused
+ * element and its address into CSRS. Before its first vector instruction the unit is as
+ * at reset. */
+void isa_vector_state(const void *scratch, uint8_t *regs, uint64_t csrs[7]) {
     const VectorUnit *v = &((const Scratch *)scratch)->vector;
     if (regs)
         __builtin_memcpy(regs, v->reg, sizeof v->reg);
-    uint64_t reset[6] = {0, 1ull << 63, 0, 0, 0, (uint64_t)-1};
-    uint64_t now[6] = {v->vl, v->vtype, v->vstart, v->vxrm, v->vxsat, (uint64_t)v->refused};
+    uint64_t reset[7] = {0, 1ull << 63, 0, 0, 0, (uint64_t)-1, 0};
+    uint64_t now[7] = {v->vl, v->vtype, v->vstart, v->vxrm, v->vxsat, (uint64_t)v->refused, v->refused_address};
     __builtin_memcpy(csrs, v->ready ? now : reset, sizeof now);
 }
 
@@ -853,7 +855,9 @@ static uint64_t interpret(Hart *h) {
     h->x_dirty = ~1u; /* (all are written back) */
     const uint64_t uncounted_start = turn->uncounted_start, uncounted_end = turn->uncounted_end;
     uint64_t ran = 0, steps = 0, cold = 0;
-    while (ran < limit && steps < EPISODE) {
+    /* (a turn that ends on the jump into a stub ends after the stub, as in the engine:
+     * the stub is the one instruction it stands for) */
+    while ((ran < limit || h->pc - uncounted_start < uncounted_end - uncounted_start) && steps < EPISODE) {
         Decoded *d = fetch(h, h->pc);
         if (!d || d->op == OP_UNKNOWN)
             break;

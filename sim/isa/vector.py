@@ -1,0 +1,43 @@
+"""The vector unit's words, for messages: vtype as RVV's assembly writes it, and the names
+of the vector loads and stores (the unit itself is C: sim/native/vector.h)."""
+
+from __future__ import annotations
+
+VILL = 1 << 63
+_LMUL = {0: "m1", 1: "m2", 2: "m4", 3: "m8", 5: "mf8", 6: "mf4", 7: "mf2"}
+_WIDTH = {0: 8, 5: 16, 6: 32, 7: 64}  # a vector load's or store's width field: its EEW
+
+
+def vtype_text(vtype: int) -> str:
+    """VTYPE as vsetvli's operands say it ("e32, m8, ta, ma"), or that it is illegal."""
+    if vtype & VILL:
+        return "illegal (vill: no vsetvli yet, or the last asked for an element width and group the X280 lacks)"
+    vsew, vlmul = (vtype >> 3) & 7, vtype & 7
+    if vsew > 3 or vlmul == 4:
+        return f"{vtype:#x}"
+    tail = "ta" if vtype >> 6 & 1 else "tu"
+    mask = "ma" if vtype >> 7 & 1 else "mu"
+    return f"e{8 << vsew}, {_LMUL[vlmul]}, {tail}, {mask}"
+
+
+def is_memory(insn: int) -> bool:
+    """Whether INSN is a vector load or store."""
+    return insn & 3 == 3 and insn & 0x7F in (0x07, 0x27) and (insn >> 12) & 7 in _WIDTH
+
+
+def memory_name(insn: int) -> str:
+    """The mnemonic of the vector load or store INSN ("vle32.v", "vlse8.v", "vsoxei16.v")."""
+    store = insn & 0x7F == 0x27
+    eew = _WIDTH[(insn >> 12) & 7]
+    nf, mop, lumop = (insn >> 29) + 1, (insn >> 26) & 3, (insn >> 20) & 31
+    letter = "s" if store else "l"
+    segments = f"seg{nf}" if nf > 1 else ""
+    if mop == 0 and lumop == 8:
+        return f"vs{nf}r.v" if store else f"vl{nf}re{eew}.v"
+    if mop == 0 and lumop == 11:
+        return "vsm.v" if store else "vlm.v"
+    if mop == 0:
+        return f"v{letter}{segments}e{eew}{'ff' if lumop == 16 else ''}.v"
+    if mop == 2:
+        return f"v{letter}s{segments}e{eew}.v"
+    return f"v{letter}{'u' if mop == 1 else 'o'}x{segments}ei{eew}.v"
