@@ -258,3 +258,55 @@ def test_conversions_to_integers_saturate_as_riscv_says(which, bits, signed, rm,
     got, flags = call("fp_to_integer", which, a, bits, int(signed), rm)
     got = got - (1 << 64) if signed and got >> 63 else got
     assert (got, flags) == want, f"{hex(a)} -> {bits} bits signed {signed} rm {rm}"
+
+
+def single_bits(draw_source):
+    """Normal binary32 numbers, many of few significant bits (sums and products that tie)."""
+    return st.one_of(finite_or_special(1), st.builds(
+        lambda sign, e, m: sign << 31 | e << 23 | m, st.integers(0, 1), st.integers(1, 254),
+        st.one_of(st.integers(0, (1 << 23) - 1), st.integers(0, 15).map(lambda t: t << 19),
+                  st.integers(0, 3).map(lambda t: (1 << 23) - 1 - t))))
+
+
+FAST_OPS = {  # funct6: the softfloat call that means the same (a: vs2's element, b: vs1's, c: vd's)
+    0x00: lambda a, b, c: ("fp_add", 1, a, b, RNE), 0x02: lambda a, b, c: ("fp_sub", 1, a, b, RNE),
+    0x27: lambda a, b, c: ("fp_sub", 1, b, a, RNE), 0x24: lambda a, b, c: ("fp_mul", 1, a, b, RNE),
+    0x28: lambda a, b, c: ("fp_fma", 1, b, c, a, 0, 0, RNE), 0x29: lambda a, b, c: ("fp_fma", 1, b, c, a, 1, 1, RNE),
+    0x2A: lambda a, b, c: ("fp_fma", 1, b, c, a, 0, 1, RNE), 0x2B: lambda a, b, c: ("fp_fma", 1, b, c, a, 1, 0, RNE),
+    0x2C: lambda a, b, c: ("fp_fma", 1, b, a, c, 0, 0, RNE), 0x2D: lambda a, b, c: ("fp_fma", 1, b, a, c, 1, 1, RNE),
+    0x2E: lambda a, b, c: ("fp_fma", 1, b, a, c, 0, 1, RNE), 0x2F: lambda a, b, c: ("fp_fma", 1, b, a, c, 1, 0, RNE),
+}
+
+
+@settings(max_examples=4000, deadline=None)
+@given(funct6=st.sampled_from(sorted(FAST_OPS)), a=single_bits(None), b=single_bits(None), c=single_bits(None))
+def test_the_hosts_binary32_way_is_softfloats_answer_wherever_it_answers(funct6, a, b, c):
+    """vector_fp.h does binary32 sums, products and multiply-adds under RNE in the host's
+    binary64 where that is exact (hostfloat.h); where it answers, it must be softfloat's
+    answer, flags and all."""
+    lib = _lib()
+    lib.vector_single_fast.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.POINTER(ctypes.c_uint32)]
+    lib.vector_single_fast.restype = ctypes.c_int
+    out = (ctypes.c_uint32 * 2)()
+    if lib.vector_single_fast(funct6, a, b, c, out):
+        assert (out[0], out[1]) == call(*FAST_OPS[funct6](a, b, c)), f"funct6 {funct6:#x} {a:#x} {b:#x} {c:#x}"
+
+
+def test_the_hosts_way_answers_the_common_case():
+    """(So that the test above tests something: ordinary numbers take the host's way.)"""
+    lib = _lib()
+    out = (ctypes.c_uint32 * 2)()
+    one, three, half = 0x3F800000, 0x40400000, 0x3F000000
+    assert lib.vector_single_fast(0x2C, one, three, half, out) and out[0] == 0x40600000 and out[1] == 0
+    assert lib.vector_single_fast(0x00, one, 0x33800001, 0, out) and out[1] == NX  # 1 + (2^-24 + a bit)
+
+
+def test_a_tie_that_the_rounding_to_binary64_made_is_left_to_softfloat():
+    """(1 + 2^-12)^2 + 2^-60 is just above the binary32 tie 1 + 2^-11 + 2^-24: it rounds up.
+    Rounded first to binary64 it is the tie itself, which would round to even, down."""
+    lib = _lib()
+    out = (ctypes.c_uint32 * 2)()
+    a, tiny = 0x3F800800, 0x21800000  # 1 + 2^-12, 2^-60
+    assert not lib.vector_single_fast(0x2C, a, a, tiny, out)
+    assert call("fp_fma", 1, a, a, tiny, 0, 0, RNE) == (0x3F801001, NX)  # 1 + 2^-11 + 2^-23

@@ -1,7 +1,9 @@
 /* vector_fp.h: the vector unit's floating point (OPFVV, OPFVF), included by vector.h.
  *
  * Every operation is softfloat.c's, exact IEEE in binary16 (Zvfh), binary32 and binary64
- * for SEW 16, 32 and 64, rounded by frm and raising fflags as the scalar instructions do.
+ * for SEW 16, 32 and 64, rounded by frm and raising fflags as the scalar instructions do;
+ * binary32 sums, products and multiply-adds under RNE go through the host's binary64
+ * where that is provably the same answer (hostfloat.h).
  * Done: the single-width arithmetic (vfadd, vfsub, vfrsub, vfmul, vfdiv, vfrdiv, vfmin,
  * vfmax, the sign injections, vfsqrt, vfclass), the eight fused multiply-adds, the
  * comparisons, vfmerge and vfmv (v.f, f.s, s.f), vfslide1up and vfslide1down, the
@@ -17,6 +19,28 @@
  * unit. A source group that overlaps the destination is read whole before anything is
  * written.
  */
+
+#include "hostfloat.h"
+
+/* The binary32 operations of float_binary the host does (hostfloat.h) under RNE: 1 and
+ * *OUT, or 0 for softfloat. */
+static int single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t *flags, uint32_t *out) {
+    switch (funct6) {
+    case 0x00: return single_add(a, b, 0, out, flags);
+    case 0x02: return single_add(a, b, 1, out, flags);
+    case 0x27: return single_add(b, a, 1, out, flags);
+    case 0x24: return single_mul(a, b, out, flags);
+    case 0x28: return single_fma(b, c, a, 0, 0, out, flags);
+    case 0x29: return single_fma(b, c, a, 1, 1, out, flags);
+    case 0x2A: return single_fma(b, c, a, 0, 1, out, flags);
+    case 0x2B: return single_fma(b, c, a, 1, 0, out, flags);
+    case 0x2C: return single_fma(b, a, c, 0, 0, out, flags);
+    case 0x2D: return single_fma(b, a, c, 1, 1, out, flags);
+    case 0x2E: return single_fma(b, a, c, 0, 1, out, flags);
+    case 0x2F: return single_fma(b, a, c, 1, 0, out, flags);
+    }
+    return 0;
+}
 
 static int float_format(int sew) { return sew == 16 ? FP_HALF : sew == 32 ? FP_SINGLE : sew == 64 ? FP_DOUBLE : -1; }
 
@@ -52,6 +76,11 @@ static VectorUnit *source_group(VectorUnit *v, VectorUnit *saved, int *base, int
  * C (vd's element, for the multiply-adds); 0 for a funct6 that is none of them. */
 static int float_binary(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, int rm, uint32_t *flags,
                         uint64_t sign, uint64_t *out) {
+    uint32_t single;
+    if (fmt == FP_SINGLE && rm == RM_RNE && single_fast(funct6, (uint32_t)a, (uint32_t)b, (uint32_t)c, flags, &single)) {
+        *out = single;
+        return 1;
+    }
     switch (funct6) {
     case 0x00: *out = fp_add(fmt, a, b, rm, flags); return 1;            /* vfadd */
     case 0x02: *out = fp_sub(fmt, a, b, rm, flags); return 1;            /* vfsub */
@@ -122,7 +151,14 @@ static int float_reduce(Hart *h, VectorUnit *v, int funct6, int vm, int vd, int 
         switch (funct6) {
         case 0x05: acc = fp_min_max(wide, acc, x, 0, &h->flags); break; /* vfredmin */
         case 0x07: acc = fp_min_max(wide, acc, x, 1, &h->flags); break; /* vfredmax */
-        default: acc = fp_add(wide, acc, x, rm, &h->flags); break;      /* the sums, in element order */
+        default: { /* the sums, in element order */
+            uint32_t single;
+            if (wide == FP_SINGLE && rm == RM_RNE && single_add((uint32_t)acc, (uint32_t)x, 0, &single, &h->flags))
+                acc = single;
+            else
+                acc = fp_add(wide, acc, x, rm, &h->flags);
+            break;
+        }
         }
     }
     set_element(v, vd, 0, acc_bytes, acc);
@@ -337,4 +373,11 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
     }
     v->vstart = 0;
     return RAN;
+}
+
+/* For tests (tests/test_softfloat.py): the host's way of FUNCT6 on binary32 A, B, C, if it
+ * takes the case: 1, OUT[0] the result and OUT[1] the flags; else 0. */
+int vector_single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t out[2]) {
+    out[1] = 0;
+    return single_fast(funct6, a, b, c, &out[1], &out[0]);
 }
