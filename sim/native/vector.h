@@ -2,13 +2,19 @@
  * by isa.c, whose Hart, decoder and memory helpers it uses (a unit of isa.c's, in a file of
  * its own); the state of each core's unit lives in its Scratch (isa.c, VectorUnit).
  *
- * Done so far (issue 14, step 1): vsetvli, vsetivli, vsetvl; the vector CSRs (vstart,
- * vxsat, vxrm, vcsr, vl, vtype, vlenb); unit-stride, strided, fault-only-first, mask and
- * whole-register loads and stores; the integer arithmetic, comparisons, merges and moves
- * (.vv, .vx, .vi), multiplication and division, the multiply-adds, the integer
- * reductions, vmv.x.s and vmv.s.x, the mask logic, vcpop.m, vfirst.m and vid.v; the
- * slides, vrgather and vmv<nr>r.v. Every
- * other vector instruction is NOT_HERE: Python reports it as not simulated yet.
+ * Done: vsetvli, vsetivli, vsetvl; the vector CSRs (vstart, vxsat, vxrm, vcsr, vl, vtype,
+ * vlenb); every load and store: unit-stride, strided, indexed (ordered and unordered),
+ * fault-only-first, each with segments, and mask and whole-register ones. The whole integer
+ * side: the arithmetic, comparisons, merges and moves (.vv, .vx, .vi), add-with-carry,
+ * multiplication and division, the multiply-adds, the widening and narrowing arithmetic,
+ * vzext and vsext, the fixed point (saturating, averaging, vsmul, the scaling shifts and
+ * vnclip, rounding by vxrm and setting vxsat), the integer and widening reductions,
+ * vmv.x.s and vmv.s.x, the mask logic, vcpop.m, vfirst.m, vmsbf/vmsif/vmsof.m, viota.m and
+ * vid.v; the slides, vrgather, vrgatherei16, vcompress and vmv<nr>r.v. (vector_int.h has
+ * the widening, narrowing, fixed-point and add-with-carry arithmetic, the extensions, the
+ * widening reductions, vcompress, vrgatherei16, viota and vmsbf/vmsif/vmsof.) The floating
+ * point is vector_fp.h's. An encoding RVV 1.0 reserves (by its overlap, EMUL, alignment,
+ * v0 and vstart rules) is NOT_HERE, as an instruction not simulated is: Python reports it.
  *
  * Policies: tail and masked-off elements are left undisturbed, also where the spec allows
  * agnostic ones (which must then be deterministic: undisturbed is, and it is what QEMU
@@ -94,18 +100,44 @@ static void set_mask_bit(VectorUnit *v, int reg, uint64_t i, int bit) {
 
 static int active(VectorUnit *v, int vm, uint64_t i) { return vm || mask_bit(v, 0, i); }
 
-/* The registers of a group of EMUL (in eighths) at BASE: 0 when BASE is not aligned to
- * it or the group runs past v31. */
+static int64_t sext_bits(uint64_t x, int bits) { return bits >= 64 ? (int64_t)x : (int64_t)(x << (64 - bits)) >> (64 - bits); }
+
+static uint64_t width_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+/* The registers a group of EMUL (in eighths) takes: 1 for a fractional one. */
+static int regs_of(int emul_eighths) { return emul_eighths <= 8 ? 1 : emul_eighths / 8; }
+
+/* The registers of a group of EMUL (in eighths) at BASE: 0 when EMUL is below 1/8 or past 8,
+ * BASE is not aligned to it or the group runs past v31 (reserved encodings). */
 static int group_regs(int base, int emul_eighths) {
-    int regs = emul_eighths <= 8 ? 1 : emul_eighths / 8;
+    int regs = regs_of(emul_eighths);
     if (emul_eighths < 1 || emul_eighths > 64 || base % regs || base + regs > 32)
         return 0;
     return regs;
 }
 
-static int64_t sext_bits(uint64_t x, int bits) { return bits >= 64 ? (int64_t)x : (int64_t)(x << (64 - bits)) >> (64 - bits); }
+/* -- the spec's overlap rules (RVV 1.0, 5.2 and 5.3) ------------------------------------------ */
 
-static uint64_t width_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static int groups_overlap(int a, int a_regs, int b, int b_regs) { return a < b + b_regs && b < a + a_regs; }
+
+/* A destination group (VD, DEST_REGS registers) of a wider EEW than its source's (VS, of
+ * EMUL SOURCE_EMUL eighths) may overlap it only when the source's EMUL is at least 1 and the
+ * overlap is in the destination's highest-numbered part (5.2). */
+static int wider_dest_ok(int vd, int dest_regs, int vs, int source_emul) {
+    int source_regs = regs_of(source_emul);
+    return !groups_overlap(vd, dest_regs, vs, source_regs) || (source_emul >= 8 && vs == vd + dest_regs - source_regs);
+}
+
+/* A destination of a narrower EEW than its source's (a mask's is 1) may overlap it only in
+ * the source's lowest-numbered part (5.2). */
+static int narrower_dest_ok(int vd, int dest_regs, int vs, int source_regs) {
+    return !groups_overlap(vd, dest_regs, vs, source_regs) || vd == vs;
+}
+
+/* Masked (VM 0), v0 is the mask: a group of data elements (a destination, or a source read
+ * at another EEW than the mask's 1) that starts at v0 is a reserved encoding. (Groups are
+ * aligned: one includes v0 only when it starts there.) */
+static int clashes_with_mask(int vm, int group) { return !vm && group == 0; }
 
 /* -- CSRs ---------------------------------------------------------------------------- */
 
@@ -156,6 +188,38 @@ static int access_element(Hart *h, uint64_t address, int width, int store, uint6
     }
 }
 
+/* The checks of a segment (NF + 1 fields) or plain load or store of DATA_EMUL (eighths) a
+ * field, INDEXED by vs2's group of INDEX_EMUL whose elements are INDEX_BITS wide: 1 when
+ * RVV 1.0 allows it (7.8: NFIELDS * EMUL <= 8, the groups within v0-v31; 5.2 for the index
+ * group beside the data). */
+static int legal_access(VectorUnit *v, int store, int vm, int vd, int nf, int data_emul, int indexed, int vs2,
+                        int index_emul, int index_bits) {
+    int regs = group_regs(vd, data_emul), fields = nf + 1;
+    if (!regs || fields * regs > 8 || vd + fields * regs > 32 || clashes_with_mask(vm, vd))
+        return 0;
+    if (!indexed)
+        return 1;
+    int index_regs = group_regs(vs2, index_emul), sew = sew_bits(v->vtype);
+    if (!index_regs || clashes_with_mask(vm, vs2))
+        return 0;
+    for (int f = 0; f < fields; f++) {
+        int field = vd + f * regs;
+        if (!groups_overlap(field, regs, vs2, index_regs))
+            continue;
+        if (store) { /* (it reads both: one EEW a source) */
+            if (index_bits != sew)
+                return 0;
+            continue;
+        }
+        if (fields > 1) /* (a segment load's destination may not overlap the offsets at all) */
+            return 0;
+        if (index_bits > sew ? !narrower_dest_ok(field, regs, vs2, index_regs)
+                             : index_bits < sew && !wider_dest_ok(field, regs, vs2, index_emul))
+            return 0;
+    }
+    return 1;
+}
+
 static int vector_memory(Hart *h, const Decoded *d, int store) {
     VectorUnit *v = unit(h);
     uint32_t insn = d->insn;
@@ -198,26 +262,37 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
         v->vstart = 0;
         return RAN;
     }
-    int first_fault = mop == 0 && lumop == 16 && !store;
-    if (nf || mop == 1 || mop == 3 || (mop == 0 && lumop != 0 && !first_fault))
-        return NOT_HERE; /* segments, indexed: not yet */
-    int emul = lmul_eighths(v->vtype) * eew / sew_bits(v->vtype);
-    if (!group_regs(vd, emul))
+    /* Unit-stride (and its fault-only-first loads), strided and indexed (mop 1 unordered, 3
+     * ordered: run in order alike), of NF + 1 fields a segment. Indexed ones take EEW for
+     * vs2's offsets (zero-extended) and SEW for the data. */
+    int first_fault = mop == 0 && lumop == 16 && !store, indexed = mop & 1, fields = nf + 1;
+    if (mop == 0 && lumop != 0 && !first_fault)
         return NOT_HERE;
-    uint64_t stride = mop == 2 ? X(h, d->rs2, 0) : (uint64_t)bytes;
+    int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype), vs2 = d->rs2;
+    int offset_emul = lmul * eew / sew; /* (the data's EMUL, or the index's; 0 below 1/8) */
+    int data_emul = indexed ? lmul : offset_emul, data_bytes = indexed ? sew / 8 : bytes;
+    if (!legal_access(v, store, vm, vd, nf, data_emul, indexed, vs2, offset_emul, eew))
+        return NOT_HERE;
+    int regs = regs_of(data_emul);
+    uint64_t stride = mop == 2 ? X(h, vs2, 0) : (uint64_t)(fields * data_bytes);
     for (uint64_t i = v->vstart; i < v->vl; i++) {
         if (!active(v, vm, i))
             continue;
-        uint64_t x = store ? element(v, vd, i, bytes) : 0;
-        if (!access_element(h, base + i * stride, bytes, store, &x)) {
-            if (first_fault && i > 0) { /* vle*ff: vl is trimmed to the elements before the fault */
-                v->vl = i;
-                break;
+        uint64_t address = base + (indexed ? element(v, vs2, i, bytes) : i * stride), x[8];
+        for (int f = 0; f < fields; f++) {
+            x[f] = store ? element(v, vd + f * regs, i, data_bytes) : 0;
+            if (!access_element(h, address + (uint64_t)(f * data_bytes), data_bytes, store, &x[f])) {
+                if (first_fault && i > 0) { /* vle*ff: vl is trimmed to the segments before the fault */
+                    v->vl = i;
+                    v->vstart = 0;
+                    return RAN;
+                }
+                return REFUSED;
             }
-            return REFUSED;
         }
-        if (!store)
-            set_element(v, vd, i, bytes, x);
+        if (!store) /* (a segment's fields are written together: none of one that faulted) */
+            for (int f = 0; f < fields; f++)
+                set_element(v, vd + f * regs, i, data_bytes, x[f]);
     }
     v->vstart = 0;
     return RAN;
@@ -241,6 +316,8 @@ static int vset_instruction(Hart *h, const Decoded *d) {
     set_x(h, d->rd, vl, 0);
     return RAN;
 }
+
+#include "vector_int.h"
 
 /* An integer operation of OPIVV, OPIVX or OPIVI on SEW-bit A (vs2's element) and B:
  * *OUT, or a mask bit in *BIT (COMPARE). Returns 0 for a funct6 not done here. */
@@ -287,7 +364,7 @@ static int legal_integer(int funct3, int funct6) {
 
 /* vmv<nr>r.v: NR whole registers, whatever vtype says. */
 static int whole_move(VectorUnit *v, int vd, int vs2, int nr) {
-    if ((nr & (nr - 1)) || vd % nr || vs2 % nr)
+    if (nr > 8 || (nr & (nr - 1)) || vd % nr || vs2 % nr)
         return NOT_HERE;
     __builtin_memmove(v->reg[vd], v->reg[vs2], (size_t)nr * VLENB);
     v->vstart = 0;
@@ -302,6 +379,8 @@ static int permute(VectorUnit *v, int funct6, int funct3, int vm, int vd, int vs
     if (!regs || !group_regs(vs2, lmul) || (funct3 == OPIVV && !group_regs(vs1, lmul)))
         return NOT_HERE;
     if ((funct6 != 0x0F) && vd < vs2 + regs && vs2 < vd + regs) /* (vd may not overlap vs2) */
+        return NOT_HERE;
+    if (clashes_with_mask(vm, vd) || clashes_with_mask(vm, vs2) || (funct3 == OPIVV && clashes_with_mask(vm, vs1)))
         return NOT_HERE;
     if (funct6 == 0x0E) { /* vslideup: vd[i] = vs2[i - offset], for offset <= i < vl */
         uint64_t start = v->vstart > offset ? v->vstart : offset;
@@ -326,10 +405,25 @@ static int permute(VectorUnit *v, int funct6, int funct3, int vm, int vd, int vs
     return RAN;
 }
 
+/* The fixed-point operation of OPIV* FUNCT6 (vector_int.h), -1 for none; FUNCT3 has it. */
+static int fixed_point_op(int funct3, int funct6) {
+    switch (funct6) {
+    case 0x20: return FX_SADDU;
+    case 0x21: return FX_SADD;
+    case 0x22: return funct3 != OPIVI ? FX_SSUBU : -1;
+    case 0x23: return funct3 != OPIVI ? FX_SSUB : -1;
+    case 0x27: return funct3 != OPIVI ? FX_SMUL : -1;
+    case 0x2A: return FX_SSRL;
+    case 0x2B: return FX_SSRA;
+    }
+    return -1;
+}
+
 static int vector_integer(Hart *h, const Decoded *d, int funct3) {
     VectorUnit *v = unit(h);
     uint32_t insn = d->insn;
     int funct6 = (int)(insn >> 26), vm = (int)bits(insn, 25, 25), vs2 = d->rs2, vs1 = d->rs1, vd = d->rd;
+    int vv = funct3 == OPIVV;
     if (funct3 == OPIVI && funct6 == 0x27 && vm) /* vmv<nr>r.v */
         return whole_move(v, vd, vs2, vs1 + 1);
     if (v->vtype & VILL)
@@ -339,24 +433,35 @@ static int vector_integer(Hart *h, const Decoded *d, int funct3) {
     if (funct6 == 0x0C) /* vrgather */
         return permute(v, funct6, funct3, vm, vd, vs2, vs1,
                        funct3 == OPIVX ? X(h, vs1, 0) : funct3 == OPIVI ? (uint64_t)vs1 : 0);
+    if (funct6 == 0x0E) /* vrgatherei16.vv */
+        return gather_ei16(v, vm, vd, vs2, vs1);
+    if (funct6 == 0x30 || funct6 == 0x31) /* vwredsumu.vs, vwredsum.vs */
+        return vv ? widening_reduction(v, funct6, vm, vd, vs2, vs1) : NOT_HERE;
+    int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype), regs = regs_of(lmul);
+    uint64_t m = width_mask(sew);
+    int unsigned_immediate = funct6 == 0x25 || (funct6 >= 0x28 && funct6 <= 0x2F); /* (the shifts') */
+    uint64_t scalar = funct3 == OPIVX ? X(h, vs1, 0) & m
+                    : funct3 == OPIVI ? (unsigned_immediate ? (uint64_t)vs1 : (uint64_t)sext_bits(vs1, 5) & m) : 0;
+    if (funct6 >= 0x10 && funct6 <= 0x13) /* vadc, vmadc, vsbc, vmsbc */
+        return vector_carry(v, funct3, funct6, vm, vd, vs2, vs1, scalar);
+    if (funct6 >= 0x2C && funct6 <= 0x2F) /* vnsrl, vnsra, vnclipu, vnclip */
+        return vector_narrowing(v, funct6, vv, vm, vd, vs2, vs1, scalar);
+    int fixed = fixed_point_op(funct3, funct6);
+    if (fixed >= 0)
+        return vector_fixed(v, fixed, vv, vm, vd, vs2, vs1, scalar);
     if (!legal_integer(funct3, funct6))
         return NOT_HERE;
-    int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype);
-    uint64_t m = width_mask(sew);
-    uint64_t scalar = funct3 == OPIVX ? X(h, vs1, 0) & m
-                    : funct3 == OPIVI ? (uint64_t)sext_bits(vs1, 5) & m : 0;
-    if (funct6 == 0x25 || funct6 == 0x28 || funct6 == 0x29) /* shifts take the immediate unsigned */
-        scalar = funct3 == OPIVI ? (uint64_t)vs1 : scalar;
-    if (!group_regs(vs2, lmul) || (funct3 == OPIVV && !group_regs(vs1, lmul)))
+    if (!group_regs(vs2, lmul) || (vv && !group_regs(vs1, lmul)))
+        return NOT_HERE;
+    if (clashes_with_mask(vm, vs2) || (vv && clashes_with_mask(vm, vs1)) || (funct6 == 0x17 && vm && vs2 != 0))
         return NOT_HERE;
     int compares = funct6 >= 0x18 && funct6 <= 0x1F;
-    if (!compares && !group_regs(vd, lmul))
+    if (compares ? !narrower_dest_ok(vd, 1, vs2, regs) || (vv && !narrower_dest_ok(vd, 1, vs1, regs))
+                 : !group_regs(vd, lmul) || clashes_with_mask(vm, vd))
         return NOT_HERE;
     for (uint64_t i = v->vstart; i < v->vl; i++) {
-        uint64_t b = funct3 == OPIVV ? element(v, vs1, i, bytes) : scalar;
+        uint64_t b = vv ? element(v, vs1, i, bytes) : scalar;
         if (funct6 == 0x17) { /* vmerge (vm 0) and vmv.v (vm 1, vs2 0) */
-            if (vm && vs2 != 0)
-                return NOT_HERE;
             set_element(v, vd, i, bytes, vm || mask_bit(v, 0, i) ? b : element(v, vs2, i, bytes));
             continue;
         }
@@ -391,13 +496,14 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
         return NOT_HERE;
     int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype);
     uint64_t m = width_mask(sew);
-    if (funct3 == OPMVV && funct6 <= 0x07) { /* integer reductions: vd[0] = op(vs1[0], vs2[active]) */
-        if (!group_regs(vs2, lmul))
+    int vv = funct3 == OPMVV;
+    if (vv && funct6 <= 0x07) { /* integer reductions: vd[0] = op(vs1[0], vs2[active]) */
+        if (!group_regs(vs2, lmul) || v->vstart || clashes_with_mask(vm, vs2) || clashes_with_mask(vm, vs1))
             return NOT_HERE;
         if (v->vl == 0)
             return RAN;
         uint64_t acc = element(v, vs1, 0, bytes);
-        for (uint64_t i = v->vstart; i < v->vl; i++) {
+        for (uint64_t i = 0; i < v->vl; i++) {
             if (!active(v, vm, i))
                 continue;
             uint64_t x = element(v, vs2, i, bytes);
@@ -414,12 +520,23 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
             }
         }
         set_element(v, vd, 0, bytes, acc);
-        v->vstart = 0;
         return RAN;
     }
+    if (funct6 >= 0x08 && funct6 <= 0x0B) /* vaaddu, vaadd, vasubu, vasub */
+        return vector_fixed(v, FX_AADDU + (funct6 - 0x08), vv, vm, vd, vs2, vs1, vv ? 0 : X(h, vs1, 0) & m);
+    if (funct6 >= 0x30) /* the widening arithmetic */
+        return vector_widening(v, funct6, vv, vm, vd, vs2, vs1, vv ? 0 : X(h, vs1, 0));
+    if (vv && funct6 == 0x12) /* vzext, vsext */
+        return vector_extend(v, vs1, vm, vd, vs2);
+    if (vv && funct6 == 0x17) /* vcompress.vm */
+        return vector_compress(v, vm, vd, vs2, vs1);
+    if (vv && funct6 == 0x14 && vs1 >= 1 && vs1 <= 3) /* vmsbf.m, vmsof.m, vmsif.m */
+        return set_first(v, vs1, vm, vd, vs2);
+    if (vv && funct6 == 0x14 && vs1 == 0x10) /* viota.m */
+        return vector_iota(v, vm, vd, vs2);
     if (funct6 == 0x10) { /* vmv.x.s, vcpop.m, vfirst.m (OPMVV); vmv.s.x (OPMVX) */
         if (funct3 == OPMVX) {
-            if (vs2 != 0)
+            if (vs2 != 0 || !vm)
                 return NOT_HERE;
             if (v->vstart < v->vl)
                 set_element(v, vd, 0, bytes, X(h, vs1, 0) & m);
@@ -427,10 +544,14 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
             return RAN;
         }
         if (vs1 == 0) {
+            if (!vm)
+                return NOT_HERE;
             set_x(h, vd, (uint64_t)sext_bits(element(v, vs2, 0, bytes), sew), 0);
             return RAN;
         }
         if (vs1 == 0x10 || vs1 == 0x11) {
+            if (v->vstart)
+                return NOT_HERE;
             uint64_t count = 0;
             int64_t first = -1;
             for (uint64_t i = 0; i < v->vl; i++) {
@@ -449,7 +570,8 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
         if (!group_regs(vd, lmul) || !group_regs(vs2, lmul))
             return NOT_HERE;
         int regs = group_regs(vd, lmul);
-        if (funct6 == 0x0E && vd < vs2 + regs && vs2 < vd + regs)
+        if ((funct6 == 0x0E && vd < vs2 + regs && vs2 < vd + regs) || clashes_with_mask(vm, vd) ||
+            clashes_with_mask(vm, vs2))
             return NOT_HERE;
         uint64_t x = X(h, vs1, 0) & m;
         for (uint64_t i = v->vstart; i < v->vl; i++) {
@@ -463,7 +585,7 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
         return RAN;
     }
     if (funct3 == OPMVV && funct6 == 0x14 && vs1 == 0x11) { /* vid.v */
-        if (!group_regs(vd, lmul) || vs2 != 0)
+        if (!group_regs(vd, lmul) || vs2 != 0 || clashes_with_mask(vm, vd))
             return NOT_HERE;
         for (uint64_t i = v->vstart; i < v->vl; i++)
             if (active(v, vm, i))
@@ -495,13 +617,15 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
     int simple = funct6 >= 0x20 && funct6 <= 0x27;
     if (!muladd && !simple)
         return NOT_HERE;
-    if (!group_regs(vd, lmul) || !group_regs(vs2, lmul) || (funct3 == OPMVV && !group_regs(vs1, lmul)))
+    if (!group_regs(vd, lmul) || !group_regs(vs2, lmul) || (vv && !group_regs(vs1, lmul)))
         return NOT_HERE;
-    uint64_t scalar = X(h, vs1, 0) & m;
+    if (clashes_with_mask(vm, vd) || clashes_with_mask(vm, vs2) || (vv && clashes_with_mask(vm, vs1)))
+        return NOT_HERE;
+    uint64_t scalar = vv ? 0 : X(h, vs1, 0) & m;
     for (uint64_t i = v->vstart; i < v->vl; i++) {
         if (!active(v, vm, i))
             continue;
-        uint64_t a = element(v, vs2, i, bytes), b = funct3 == OPMVV ? element(v, vs1, i, bytes) : scalar;
+        uint64_t a = element(v, vs2, i, bytes), b = vv ? element(v, vs1, i, bytes) : scalar;
         uint64_t c = element(v, vd, i, bytes), out;
         int64_t sa = sext_bits(a, sew), sb = sext_bits(b, sew);
         int64_t min = (int64_t)(~0ull << (sew - 1));

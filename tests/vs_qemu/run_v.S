@@ -1,7 +1,8 @@
-/* vs_run_v(state, code): as run.S's vs_run, with the vector unit: v0-v31, vl and vtype
- * in, and out. While the code runs s1 holds the state, s2 the code, s3 the state's block
- * of memory (the base of the vector loads and stores) and s4 a stride of 8.
- * VState: x at 0, f at 256, fcsr at 512, vl at 520, vtype at 528, v at 536, memory at 2584. */
+/* vs_run_v(state, code): as run.S's vs_run, with the vector unit: v0-v31, vl, vtype and
+ * vcsr in, and out. While the code runs s1 holds the state, s2 the code, s3 the state's
+ * block of memory (the base of the vector loads and stores) and s4 a stride of 8.
+ * VState: x at 0, f at 256, fcsr at 512, vl at 520, vtype at 528, v at 536, memory at 2584.
+ * The word at 512 is fcsr (8 bits) with vcsr (vxsat, vxrm) above it, from bit 8. */
     .text
     .option arch, +v
     .globl vs_run_v
@@ -34,6 +35,8 @@ vs_run_v:
     .endr
     ld t0, 512(s1)
     fscsr t0
+    srli t0, t0, 8
+    csrw vcsr, t0
     .irp n, 5,6,7,10,11,12,13,14,15,16,17,28,29,30,31
     ld x\n, (8 * \n)(s1)
     .endr
@@ -45,6 +48,9 @@ vs_run_v:
     fsd f\n, (256 + 8 * \n)(s1)
     .endr
     frcsr t0
+    csrr t1, vcsr
+    slli t1, t1, 8
+    or t0, t0, t1
     sd t0, 512(s1)
     csrr t0, vl
     sd t0, 520(s1)
