@@ -94,7 +94,7 @@ int kmx_main(int core) { return deep(100000); }
 
 def test_an_illegal_instruction_says_what_the_simulator_runs(tmp_path):
     source = '#include "kmx.h"\nint kmx_main(int core) {\n    __asm__ volatile(".word 0x0000000b");\n    return 0;\n}\n'
-    with pytest.raises(km.ThreadFault, match="illegal instruction.*rv64imafdc_zicsr_zifencei_zba_zbb_zfh_zfhmin") as caught:
+    with pytest.raises(km.ThreadFault, match="illegal instruction.*rv64imafdcv_zicsr_zifencei_zba_zbb_zfh_zfhmin_zvfh") as caught:
         run_to_end(program_for(source, tmp_path))
     assert caught.value.line == 3
 
@@ -218,16 +218,38 @@ def test_stop_wakes_a_python_thread_waiting_for_ever(tmp_path):
     assert "stopped before the thread on cluster 1 handed another result" in str(caught[0])
 
 
-@pytest.mark.parametrize("word", [0x02000057, 0x0205_6007, 0x02001057])  # vadd.vv, vle32.v (vtype illegal), vfadd.vv
-def test_a_vector_instruction_says_the_vector_unit_is_not_simulated(tmp_path, word):
-    source = f'#include "kmx.h"\nint kmx_main(int core) {{\n    __asm__ volatile(".word {word:#010x}");\n    return 0;\n}}\n'
+@pytest.mark.parametrize("before, word, name", [
+    ("", 0x02000057, "vadd.vv"),  # vadd.vv v0, v0, v0 before any vsetvli: vtype is illegal
+    ("", 0x0205_6007, "vle32.v"),
+    ("", 0x02001057, "vfadd.vv"),
+    ("vsetivli zero, 31, e64, m8, ta, ma\\n vsetvl zero, zero, %0\\n", 0x02001057, "vfadd.vv"),  # (vtype e128)
+])
+def test_a_vector_instruction_while_vtype_is_illegal_says_so(tmp_path, before, word, name):
+    source = (f'#include "kmx.h"\nint kmx_main(int core) {{\n    __asm__ volatile("{before}.word {word:#010x}"'
+              f' :: "r"((long)0x20));\n    return 0;\n}}\n')
     with pytest.raises(km.ThreadFault) as caught:
         run_to_end(program_for(source, tmp_path))
     fault = caught.value
     assert fault.line == 3
-    assert f"instruction {word:#010x}" in fault.cause
-    assert "that the simulator does not run yet" in fault.cause
-    assert "-march=rv64gc_zba_zbb_zfh" in fault.cause
+    assert fault.cause.startswith(f"a vector instruction ({name}, instruction {word:#010x}) while vtype is illegal "
+                                  "(vl 0, vtype illegal (vill")
+    assert "Set vtype with a vsetvli first" in fault.cause
+
+
+@pytest.mark.parametrize("word, name", [
+    (0x022200D7, "vadd.vv"),  # vadd.vv v1, v2, v4 at LMUL 2: v1 is not a group's first register
+    (0x06000057, "an OP-V encoding RVV 1.0 reserves"),  # (OPIVV, funct6 1)
+    (0x02256407, "a vector load or store encoding RVV 1.0 reserves"),  # (vle32.v with lumop 2)
+])
+def test_a_vector_instruction_the_unit_refuses_says_what_it_is_and_vtype(tmp_path, word, name):
+    source = ('#include "kmx.h"\nint kmx_main(int core) {\n'
+              f'    __asm__ volatile("vsetivli zero, 8, e32, m2, ta, ma\\n .word {word:#010x}");\n    return 0;\n}}\n')
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(source, tmp_path))
+    fault = caught.value
+    assert fault.line == 3
+    assert fault.cause.startswith(f"a vector instruction ({name}, instruction {word:#010x}) that the vector unit "
+                                  "refuses (vl 8, vtype e32, m2, ta, ma): an encoding RVV 1.0 reserves")
 
 
 @pytest.mark.parametrize("word", [0x40B57533, 0x20B52533, 0x60051513])  # andn, sh1add, clz

@@ -1,7 +1,9 @@
 """The vector unit as far as it is simulated (sim/native/vector.h), from C: its loads and
 stores go through the cache model and the checker like scalar ones, a bad address is a
-ThreadFault at the instruction's line, and vl/vtype behave as RVV 1.0 says. (Threads are
-not compiled for V until the unit is whole: these use `.option arch, +v` in assembly.)"""
+ThreadFault at the instruction's line, and vl/vtype behave as RVV 1.0 says. (The vector
+code is written by hand, in assembly, with the vector registers it writes clobbered and its
+outputs early-clobbered, `=&r`: compiling for the X280, the compiler uses vector registers
+itself, and may give an output the register of an input the assembly still reads.)"""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ int kmx_main(int core) {
             "vmul.vx v4, v2, %4\n"
             "vse32.v v4, (%3)\n"
             ".option pop\n"
-            : "=r"(vl) : "r"(n - i), "r"(a + i), "r"(b + i), "r"((uint64_t)3) : "memory");
+            : "=&r"(vl) : "r"(n - i), "r"(a + i), "r"(b + i), "r"((uint64_t)3) : "memory", "v2", "v3", "v4", "v5");
     }
     if (kmx_word(1)) kmx_flush(1);
     return core;
@@ -77,7 +79,7 @@ int kmx_main(int core) {
         "vsetivli %3, 5, e32, m4, tu, mu\n"
         "csrr %4, vlenb\n"
         ".option pop\n"
-        : "=r"(vl[0]), "=r"(vl[1]), "=r"(vl[2]), "=r"(vl[3]), "=r"(vlenb)
+        : "=&r"(vl[0]), "=&r"(vl[1]), "=&r"(vl[2]), "=&r"(vl[3]), "=&r"(vlenb)
         : "r"((uint64_t)1000), "r"((uint64_t)3));
     __asm__ volatile(".option push\n .option arch, +v\n csrr %0, vtype\n .option pop\n" : "=r"(vtype));
     uint32_t out[6] = {(uint32_t)vl[0], (uint32_t)vl[1], (uint32_t)vl[2], (uint32_t)vl[3], (uint32_t)vlenb, (uint32_t)vtype};

@@ -1,5 +1,5 @@
 """The X280's scalar extensions from C (Zba, Zbb, Zfh), run by sim/native/isa.c, and the
-targets a thread can be compiled for (sim.isa.target)."""
+targets a thread can be compiled for (sim.isa.target), the X280 itself by default."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.threads import machine_cluster, program_for, run_to_end
+from tests.threads import compiled_instructions, machine_cluster, program_for, run_to_end
 
 MASK = (1 << 64) - 1
 
@@ -326,13 +326,14 @@ def test_an_instruction_of_an_extension_the_x280_lacks_is_a_fault_naming_it(tmp_
 
 
 @pytest.mark.parametrize("flags, said", [
-    ("-mcpu=sifive_x280", "the vector extension V"),
-    ("-march=rv64gcv", "the vector extension V"),
-    ("-march=rv64gc_zba_zvfh", "the vector extension zvfh"),
+    ("-march=rv64gcv_zvbb", "the extension zvbb (vector basic bit manipulation), which the X280 does not have"),
+    ("-mcpu=sifive_x280+zvkned", "the extension zvkned (vector AES), which the X280 does not have"),
+    ("-mcpu=sifive-x280+zvfbfmin", "the extension zvfbfmin (vector BF16 conversions)"),  # (gcc's and clang's spelling)
+    ("-march=rv64gcv_zvl1024b", "the extension zvl1024b (vector registers of at least 1024 bits), and the X280's "
+                                "vector registers are 512 bits (VLEN 512)"),
     ("-march=rv64gc_zbs", "zbs (single-bit instructions)"),
     ("-march=rv32gc", "a 32-bit target"),
     ("-mcpu=sifive_u74", "a CPU the simulator does not know"),
-    ("-mcpu=sifive-x280", "the vector extension V"),  # (gcc's and clang's spelling)
     ("-march=rv64_zba", "no base"),
 ])
 def test_a_target_the_simulated_x280_does_not_run_is_refused_at_load(tmp_path, monkeypatch, flags, said):
@@ -341,11 +342,14 @@ def test_a_target_the_simulated_x280_does_not_run_is_refused_at_load(tmp_path, m
     with pytest.raises(km.CompileError) as error:
         run_to_end(program_for(source, tmp_path))
     assert f"KMX_CFLAGS asks for {flags}" in str(error.value) and said in str(error.value)
-    assert "rv64imafdc_zicsr_zifencei_zba_zbb_zfh_zfhmin" in str(error.value)
+    assert "runs rv64imafdcv_zicsr_zifencei_zba_zbb_zfh_zfhmin_zvfh_zvfhmin_zvl512b" in str(error.value)
+    assert "the default target is the X280 itself, -mcpu=sifive_x280" in str(error.value)
 
 
 @pytest.mark.parametrize("flags, traps", [("-march=rv64gc", False), ("-mcpu=baseline_rv64+zbb", True),
                                           ("-march=rv64gc_zba_zbb_zfh", True), ("", True),
+                                          ("-mcpu=sifive_x280", True), ("-mcpu=sifive_x280-v", True),
+                                          ("-march=rv64gcv", False), ("-march=rv64gc_zve32x_zvl256b", False),
                                           ("-mcpu=sifive_x280 -march=rv64gc_zbb", True),  # (-march wins: no V)
                                           ("-mcpu=baseline_rv64+zbb+relax", True)])
 def test_targets_in_either_spelling_build_what_they_name(tmp_path, monkeypatch, flags, traps):
@@ -354,6 +358,48 @@ def test_targets_in_either_spelling_build_what_they_name(tmp_path, monkeypatch, 
     result, run = run_to_end(program_for(source, tmp_path, words=[0xFF]))
     assert result.code == 16
     assert (machine_cluster(run, 1).cores[0].native.isa.traps > 0) == traps
+
+
+@pytest.mark.parametrize("flags, cpu", [
+    ("", "sifive_x280"),
+    ("-mcpu=sifive_x280", "sifive_x280"),
+    ("-mcpu=sifive-x280+relax", "sifive_x280"),
+    ("-march=rv64gcv_zba_zbb_zfh_zvfh_zvl512b", "sifive_x280"),  # (the same extensions: the X280's -mcpu)
+    ("-march=rv64imafdcv_zicsr_zifencei_zfh_zba_zbb_zvfh_zvl512b", "sifive_x280"),
+    ("-march=rv64gcv_zba_zbb_zfh_zvfh", "generic_rv64+a+c+d+f+m+v+zba+zbb+zfh+zicsr+zifencei+zvfh"),  # (VLEN >= 128)
+    ("-mcpu=sifive_x280-v", "generic_rv64+a+c+d+f+m+zba+zbb+zfh+zicsr+zifencei"),  # (and no Zv*)
+    ("-mcpu=sifive_x280-zvfh", "generic_rv64+a+c+d+f+m+v+zba+zbb+zfh+zicsr+zifencei+zvl512b"),
+    ("-march=rv64gc_zba_zbb_zfh", "generic_rv64+a+c+d+f+m+zba+zbb+zfh+zicsr+zifencei"),
+    ("-march=rv64gc_zve64d_zvl512b", "generic_rv64+a+c+d+f+m+zicsr+zifencei+zve64d+zvl512b"),
+])
+def test_zig_gets_the_x280s_own_cpu_only_for_exactly_its_extensions(monkeypatch, flags, cpu):
+    from komorebi.sim.build import thread
+
+    monkeypatch.setenv("KMX_CFLAGS", flags)
+    monkeypatch.delenv("KMX_CC", raising=False)
+    assert thread.toolchain_in_use().target_flags() == [f"-mcpu={cpu}"]
+
+
+SUM = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    const uint32_t *a = (const uint32_t *)kmx_region(0, &bytes);
+    kmx_invalidate(0);
+    uint32_t sum = 0;
+    for (uint64_t i = 0; i < bytes / 4; i++) sum += a[i] * 3u;
+    kmx_result(0, &sum, 1);
+    return core;
+}
+"""
+
+
+def test_the_default_target_vectorises_a_loop_and_the_simulator_runs_it(tmp_path):
+    numbers = np.arange(1, 1001, dtype=np.uint32)
+    result, run = run_to_end(program_for(SUM, tmp_path, regions={"a": numbers}))
+    assert int(result.words[0]) == int(3 * numbers.astype(np.uint64).sum()) % 2**32
+    words = compiled_instructions(machine_cluster(run, 1).image)
+    assert any(w & 0x8000_707F == 0x7057 for w in words), "no vsetvli in the compiled thread"  # (OP-V, OPCFG)
 
 
 STORES = r"""

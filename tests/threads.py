@@ -50,3 +50,21 @@ def zig_wrapper(tmp_path: Path, *, before: str = "", after: str = "", name: str 
 def machine_cluster(run: km.Run, cluster: int):
     """The simulator's own cluster under RUN (for tests that look inside the machine)."""
     return run._loaded.machine._card.clusters[cluster]
+
+
+def compiled_instructions(image) -> list[int]:
+    """The 32-bit instructions of IMAGE's code (a cluster's ThreadImage), as compiled:
+    before the loader's rewrites, the 16-bit ones skipped."""
+    data = dict(image.segments)
+    out = []
+    for start, end in image.code:
+        base = max(b for b in data if b <= start)
+        code = data[base][start - base:end - base]
+        at = 0
+        while at + 4 <= len(code):
+            if code[at] & 3 != 3:
+                at += 2
+                continue
+            out.append(int.from_bytes(code[at:at + 4], "little"))
+            at += 4
+    return out

@@ -52,8 +52,8 @@ ILLEGAL = 2
 MISALIGNED = (4, 6)
 REFUSED = (5, 7)  # a load or a store the memory refused (an flh or fsh, from isa.c)
 ILLEGAL_HELP = (
-    f"The simulated X280 runs {target.RUNS} and the cycle, instret and time counters (the "
-    "card's X280 has a vector unit too, which is simulated only in part so far)."
+    f"The simulated X280 runs {target.RUNS} (its vector unit with VLEN {target.VLEN}) and the "
+    "cycle, instret and time counters."
 )
 TRAPS = ("instruction 0x0000", "instruction 0xc0001073")  # (c.)unimp: __builtin_trap()
 EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
@@ -456,8 +456,8 @@ class Core:
         raise self.fault(pc, cause)
 
     def _illegal(self, pc: int, insn: str, cause: str) -> str:
-        """What an illegal instruction at PC is: of an extension the X280 lacks (or whose
-        unit is not simulated), or none at all."""
+        """What an illegal instruction at PC is: of an extension the X280 lacks, a vector
+        instruction the vector unit refused, or none at all."""
         try:
             bits = self._explain.instruction(pc)
         except MemoryAccessError:
@@ -467,15 +467,30 @@ class Core:
             return f"{cause} ({insn}). {ILLEGAL_HELP}"
         extension, name = known
         if extension == "V":
-            return (
-                f"a vector instruction (V: {name}, {insn}) that the simulator does not run yet: it runs "
-                f"only part of the X280's vector unit so far, and no instruction while vtype is illegal "
-                f"(before a vsetvli). Compile without V: the default target, -march={target.DEFAULT_MARCH}, "
-                f"has none"
-            )
+            return self._vector_refused(name, insn)
         return (
             f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "
             f"the X280 does not have. {ILLEGAL_HELP}"
+        )
+
+    def _vector_refused(self, name: str, insn: str) -> str:
+        """Why the vector unit (sim/native/vector.h, which runs every vector instruction it
+        can) refused the vector instruction NAME: vtype is illegal, or the encoding is one
+        RVV 1.0 reserves, or one the simulator does not run."""
+        state = self.vector_state()
+        where = f"vl {state.vl}, vtype {vector.vtype_text(state.vtype)}"
+        if state.vtype & vector.VILL:
+            return (
+                f"a vector instruction ({name}, {insn}) while vtype is illegal ({where}): then every vector "
+                f"instruction is illegal but vsetvli, vsetivli and vsetvl and the whole-register loads, stores "
+                f"and moves. Set vtype with a vsetvli first"
+            )
+        return (
+            f"a vector instruction ({name}, {insn}) that the vector unit refuses ({where}): an encoding "
+            f"RVV 1.0 reserves (a register group not aligned to its LMUL, a destination overlapping a "
+            f"source where the spec forbids it, a masked instruction writing v0, an element width or "
+            f"group past what the X280 has, a vstart the instruction does not take), or one of the few "
+            f"vector instructions the simulator does not run yet"
         )
 
     def _stand_in(self, pc: int) -> stand_in.Trapped | None:

@@ -1,36 +1,54 @@
 """What the simulated X280 runs, and the compiler's target for it.
 
 The card's X280 cores run `rv64imafdcv_zicsr_zifencei_zfh_zba_zbb` (ISA_STRING: the
-`riscv,isa` of the card's device tree, tt-bh-linux x280.dts). The simulator runs all of it
-but the vector unit (V), which comes with its own issue: RV64GC in the engine, and Zba,
-Zbb and Zfh (with Zfhmin) in C (sim/native/isa.c). So threads are compiled, by default,
-for DEFAULT_MARCH: the X280 without V.
+`riscv,isa` of the card's device tree, tt-bh-linux x280.dts), and their vector unit is
+RVV 1.0 with VLEN 512, ELEN 64 and Zvfh (half-precision vector floating point): the CPU
+that clang and zig call `sifive_x280`. The simulator runs all of it: RV64GC in the engine,
+Zba, Zbb and Zfh (with Zfhmin) in C (sim/native/isa.c), and the vector unit in C
+(sim/native/vector.h, vector_fp.h). So threads are compiled, by default, for the X280
+itself: zig's `-mcpu=sifive_x280`, which tells the compiler VLEN is 512 and gives it the
+X280's scheduling model (DEFAULT_MARCH is the same target in gcc's spelling).
 
-A thread's build may name its target in KMX_CFLAGS, in gcc's spelling (`-march=rv64gc_zba`)
+A thread's build may name its target in KMX_CFLAGS, in gcc's spelling (`-march=rv64gcv_zba`)
 or clang's and zig's (`-mcpu=sifive_x280`, `-mcpu=baseline_rv64+zbb`). zig's clang takes
-only `-mcpu`, so `zig_cpu` translates `-march` for it; and a target that asks for what the
-simulated X280 does not have is refused before anything is compiled (TargetError), naming
+only `-mcpu`, so `zig_cpu` translates `-march` for it (to `-mcpu=sifive_x280` when the
+extensions are exactly the X280's, else to `generic_rv64+...`); and a target that asks for
+what the X280 does not have is refused before anything is compiled (TargetError), naming
 what it asked for and what the simulator runs.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Iterable, Sequence
 
 ISA_STRING = "rv64imafdcv_zicsr_zifencei_zfh_zba_zbb"
-DEFAULT_MARCH = "rv64gc_zba_zbb_zfh"
-RUNS = "rv64imafdc_zicsr_zifencei_zba_zbb_zfh_zfhmin"  # what the simulator runs (no V yet)
+DEFAULT_CPU = "sifive_x280"
+DEFAULT_MARCH = "rv64gcv_zba_zbb_zfh_zvfh_zvl512b"  # (DEFAULT_CPU in gcc's spelling, for messages)
+RUNS = "rv64imafdcv_zicsr_zifencei_zba_zbb_zfh_zfhmin_zvfh_zvfhmin_zvl512b"  # what the simulator runs
+VLEN = 512
 
 # Extensions the simulator runs, and the smaller ones they contain (which compilers also
-# accept by name): M has Zmmul, A has Zaamo and Zalrsc, C has Zca and Zcd, Zfh has Zfhmin;
-# the counters (Zicntr) run as stand-ins (sim.isa.stand_in).
+# accept by name): M has Zmmul, A has Zaamo and Zalrsc, C has Zca and Zcd, Zfh has Zfhmin,
+# V has the Zve* subsets and Zvl128b, Zvfh has Zvfhmin; the counters (Zicntr) run as
+# stand-ins (sim.isa.stand_in). ZVL matches Zvl32b to Zvl512b too (VLEN is at least so
+# many bits: true of the X280's 512), and the Zvl1024b and up it is refused for.
 SIMULATED = frozenset(
-    "i m a f d c zicsr zifencei zicntr zmmul zaamo zalrsc zca zcd zba zbb zfh zfhmin".split()
+    "i m a f d c zicsr zifencei zicntr zmmul zaamo zalrsc zca zcd zba zbb zfh zfhmin "
+    "v zve32x zve32f zve64x zve64f zve64d zvfh zvfhmin".split()
 )
-# The X280's vector unit, not compiled for until it is simulated whole.
-VECTOR = re.compile(r"^(v|zve\d+[xfd]|zvl\d+b|zvfh|zvfhmin|zvbb|zvkb|zvbc|zvk\w*)$")
+ZVL = re.compile(r"^zvl(\d+)b$")
 EXPANDS = {"g": ("i", "m", "a", "f", "d", "zicsr", "zifencei")}
+# What each extension brings with it (RISC-V's "implies", as LLVM has them), for comparing
+# a target with the X280's and for what taking one away takes with it.
+IMPLIES = {
+    "g": ("i", "m", "a", "f", "d", "zicsr", "zifencei"),
+    "m": ("zmmul",), "a": ("zaamo", "zalrsc"), "c": ("zca",), "f": ("zicsr",), "d": ("f",),
+    "zfh": ("zfhmin",), "zfhmin": ("f",),
+    "v": ("zve64d", "zvl128b"), "zve64d": ("zve64f", "d"), "zve64f": ("zve64x", "zve32f"),
+    "zve64x": ("zve32x", "zvl64b"), "zve32f": ("zve32x", "f"), "zve32x": ("zvl32b", "zicsr"),
+    "zvfh": ("zvfhmin", "zfhmin"), "zvfhmin": ("zve32f",),
+}
 # Extensions that are hints the engine runs as what they are encoded as (zihintpause's
 # pause is a fence, zihintntl's hints are adds to x0): accepted, and passed on. LLVM
 # features that are not instructions at all: accepted, and left out.
@@ -54,10 +72,29 @@ NAMES = {
     "q": "quad precision",
     "h": "the hypervisor",
     "e": "the embedded base (16 registers)",
+    "zvbb": "vector basic bit manipulation",
+    "zvbc": "vector carry-less multiplication",
+    "zvkb": "vector bit manipulation for cryptography",
+    "zvkg": "vector GCM and GMAC",
+    "zvkned": "vector AES",
+    "zvknha": "vector SHA-256",
+    "zvknhb": "vector SHA-256 and SHA-512",
+    "zvksed": "vector SM4",
+    "zvksh": "vector SM3",
+    "zvkt": "vector data-independent execution latency",
+    "zvkn": "the vector NIST cryptography",
+    "zvknc": "the vector NIST cryptography with carry-less multiplication",
+    "zvkng": "the vector NIST cryptography with GCM",
+    "zvks": "the vector ShangMi cryptography",
+    "zvksc": "the vector ShangMi cryptography with carry-less multiplication",
+    "zvksg": "the vector ShangMi cryptography with GCM",
+    "zvfbfmin": "vector BF16 conversions",
+    "zvfbfwma": "vector BF16 widening multiply-add",
 }
 
 # -mcpu names of the X280 (clang's, zig's), and the extensions each gives.
 X280_CPUS = {"sifive_x280", "sifive-x280"}
+X280 = ("g", "c", "v", "zba", "zbb", "zfh", "zvfh", "zvl512b")
 BASELINES = {"baseline_rv64": ("g", "c"), "generic_rv64": ("i",), "generic-rv64": ("i",), "generic": ("i",)}
 
 
@@ -67,8 +104,9 @@ class TargetError(ValueError):
 
 def _runs_line() -> str:
     return (
-        f"The simulated X280 runs {RUNS} (the card's {ISA_STRING} but the vector unit, "
-        f"which is simulated only in part so far); the default target is -march={DEFAULT_MARCH}."
+        f"The simulated X280 runs {RUNS} (the card's {ISA_STRING}, whose vector unit has "
+        f"VLEN {VLEN} and Zvfh); the default target is the X280 itself, -mcpu={DEFAULT_CPU} "
+        f"(-march={DEFAULT_MARCH} in gcc's spelling)."
     )
 
 
@@ -76,17 +114,44 @@ def _refuse(flag: str, what: str) -> TargetError:
     return TargetError(f"KMX_CFLAGS asks for {flag}: {what}. {_runs_line()}")
 
 
+def _vector(name: str) -> bool:
+    """NAME is of the vector unit (V, a Zve*, a Zvl*b, a Zv* the X280 runs or lacks)."""
+    return name == "v" or name.startswith("zv")
+
+
+def implied(extensions: Iterable[str]) -> frozenset[str]:
+    """EXTENSIONS with every extension they imply (G as IMAFD, Zicsr and Zifencei; V is
+    Zve64d and Zvl128b, and so on down; Zvl512b is Zvl256b and less; C with D is Zcd)."""
+    out: set[str] = set()
+    todo = list(extensions)
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        todo += IMPLIES.get(name, ())
+        if name in EXPANDS:
+            continue
+        out.add(name)
+        bits = ZVL.match(name)
+        if bits and int(bits.group(1)) > 32:
+            todo.append(f"zvl{int(bits.group(1)) // 2}b")
+    if "c" in out and "d" in out:
+        out.add("zcd")
+    return frozenset(out)
+
+
 def _check(flag: str, extensions: Sequence[str]) -> list[str]:
     """The EXTENSIONS (lower case, G expanded), checked against what the simulator runs."""
     out: list[str] = []
     for name in extensions:
         for part in EXPANDS.get(name, (name,)):
-            if part in SIMULATED or part in HINTS:
+            bits = ZVL.match(part)
+            if part in SIMULATED or part in HINTS or (bits and 32 <= int(bits.group(1)) <= VLEN):
                 if part not in out:
                     out.append(part)
-            elif VECTOR.match(part):
-                raise _refuse(flag, f"the vector extension {part.upper() if len(part) == 1 else part}, "
-                                    "and the simulator does not run the whole vector unit yet")
+            elif bits and int(bits.group(1)) > VLEN:
+                raise _refuse(flag, f"the extension {part} (vector registers of at least {bits.group(1)} bits), "
+                                    f"and the X280's vector registers are {VLEN} bits (VLEN {VLEN})")
             else:
                 named = NAMES.get(part)
                 what = f"{part} ({named})" if named else part
@@ -95,7 +160,7 @@ def _check(flag: str, extensions: Sequence[str]) -> list[str]:
 
 
 def march_extensions(march: str) -> list[str]:
-    """The extensions of a gcc-style -march string ("rv64gc_zba_zbb"), checked."""
+    """The extensions of a gcc-style -march string ("rv64gcv_zba_zbb"), checked."""
     flag = f"-march={march}"
     text = march.lower()
     if text.startswith("rv32"):
@@ -122,9 +187,10 @@ def mcpu_extensions(mcpu: str) -> list[str]:
     if name is None:
         raise _refuse(flag, f"a CPU the simulator does not know ({re.split(r'[+]', mcpu)[0]}); name the "
                             f"extensions with -march, as -march={DEFAULT_MARCH}")
-    # zig's changes: +feature adds one, -feature takes one away (sifive_x280-v: no V)
+    # zig's changes: +feature adds one, -feature takes one away with what needs it
+    # (sifive_x280-v: the X280 without its vector unit, so without any Zv* either)
     changes = [(c[0], c[1:].lower().replace("-", "_")) for c in re.findall(r"[+-][^+-]+", mcpu[len(name):])]
-    features = ["g", "c", "v", "zba", "zbb", "zfh"] if name in X280_CPUS else list(BASELINES[name])
+    features = list(X280) if name in X280_CPUS else list(BASELINES[name])
     for sign, feature in changes:
         if feature in TUNING:
             continue
@@ -133,21 +199,23 @@ def mcpu_extensions(mcpu: str) -> list[str]:
             features += [p for p in parts if p not in features]
         else:
             features = [f for f in (part for each in features for part in EXPANDS.get(each, (each,)))
-                        if f not in parts and not (f == "v" and feature.startswith("zv"))]
+                        if not (implied([f]) & set(parts)) and not (feature == "v" and _vector(f))]
     return _check(flag, features)
 
 
 def zig_cpu(extensions: Sequence[str]) -> str:
-    """zig's -mcpu for EXTENSIONS."""
+    """zig's -mcpu for EXTENSIONS: the X280's own when they are exactly its extensions."""
+    if implied(extensions) == implied(X280):
+        return f"-mcpu={DEFAULT_CPU}"
     return "-mcpu=generic_rv64" + "".join(f"+{e}" for e in sorted(set(extensions) - {"i"}))
 
 
 def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:
     """The extensions FLAGS (KMX_CFLAGS, split) ask for, and FLAGS without them. As in gcc
     and clang, an -march names the instruction set whatever -mcpu says (the last -march
-    of several); without an -march the last -mcpu names it; without either, the default.
-    What names the instruction set is checked. (zig takes only the -mcpu the simulator
-    makes of it, so an -mcpu beside an -march is dropped for zig.)"""
+    of several); without an -march the last -mcpu names it; without either, the default
+    (the X280). What names the instruction set is checked. (zig takes only the -mcpu the
+    simulator makes of it, so an -mcpu beside an -march is dropped for zig.)"""
     marches, mcpus, rest = [], [], []
     for flag in flags:
         if flag.startswith("-march="):
@@ -160,4 +228,4 @@ def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:
         return march_extensions(marches[-1]), rest
     if mcpus:
         return mcpu_extensions(mcpus[-1]), rest
-    return march_extensions(DEFAULT_MARCH), rest
+    return mcpu_extensions(DEFAULT_CPU), rest
