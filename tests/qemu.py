@@ -21,15 +21,34 @@ if QEMU is None and os.environ.get("KMX_REQUIRE_QEMU"):  # (CI has it: .ci/run i
 needed = pytest.mark.skipif(QEMU is None, reason="qemu-riscv64 is not installed (apt-get install qemu-user)")
 
 
-def build(out: Path, sources: list[Path], zig_cpu: str) -> Path:
-    """A static riscv64-linux-musl program of SOURCES for zig's -mcpu ZIG_CPU, at OUT."""
+def build(out: Path, sources: list[Path], zig_cpu: str, flags: list[str] | None = None) -> Path:
+    """A static riscv64-linux-musl program of SOURCES for zig's -mcpu ZIG_CPU (and FLAGS,
+    by default -O1), at OUT."""
     done = subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-target", "riscv64-linux-musl", zig_cpu, "-O1", "-static",
-         *map(str, sources), "-o", str(out)],
+        [sys.executable, "-m", "ziglang", "cc", "-target", "riscv64-linux-musl", zig_cpu, *(flags or ["-O1"]),
+         "-static", *map(str, sources), "-o", str(out)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
     return out
+
+
+def run(program: Path, cpu: str) -> bytes:
+    """What PROGRAM writes to its standard output under qemu-riscv64 -cpu CPU."""
+    done = subprocess.run([QEMU, "-cpu", cpu, str(program)], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout
+
+
+def run_thread(kernels: Path, sources: list[Path], out_bytes: int) -> bytes:
+    """Region 0 (of OUT_BYTES) after the thread of SOURCES ran in the simulator."""
+    program = km.Program("vs_qemu", kernels=kernels)
+    program.thread(cluster=1, sources=sources, regions={"out": out_bytes})
+    with km.Session() as session:
+        loaded = session.load(program)
+        assert loaded.thread_result(timeout=120).code == 0
+        loaded.stop()
+        return loaded.thread.read("out").tobytes()
 
 
 def on_qemu(program: Path, cpu: str, cases: list[bytes], state_size: int) -> list[bytes]:
