@@ -4,7 +4,7 @@ comes, then one JSON object (benchmark -> its last line's JSON) as the last line
 
     python bench/all.py
 
-It takes about ten minutes on a 2-CPU machine; qemu-riscv64 is used when installed
+It takes about fifteen minutes on a 2-CPU machine; qemu-riscv64 is used when installed
 (apt-get install qemu-user), and skipped when not.
 """
 
@@ -24,6 +24,7 @@ RUNS = {
     "bigregion": ["bigregion.py", "--mib", "1024"],
     "stream": ["stream.py"],
     "isa": ["isa.py"],
+    "vector": ["vector.py"],
 }
 
 

@@ -1,5 +1,5 @@
 """Kernels through the simulator, on bare Unicorn, and on qemu-riscv64; built for RV64GC and
-for the card's X280 (without its vector unit).
+for the card's X280 (with its vector unit).
 
 Kernels (bench/kernels/, one C file each, the kernel a `noinline` function):
 
@@ -12,17 +12,23 @@ Kernels (bench/kernels/, one C file each, the kernel a `noinline` function):
   outside the timed part);
 - matmul: C = A * B, 256 x 256 float32, the naive triple loop (inputs made in C, outside
   the timed part; in the simulator build the flush of C is timed);
-- popcount: the set bits of 32 MiB of uint64 (Zbb's `cpop` in the card build);
+- popcount: the set bits of 32 MiB of uint64 (Zbb's `cpop` in the card build without V;
+  with V, clang vectorises the bit-counting arithmetic instead);
 - hdot: half-precision dot products over 4M halves, blocks of 64 summed in `_Float16`
-  (Zfh's `flh` and `fmadd.h` in the card build).
+  (Zfh's `flh` and `fmadd.h` in the card build without V; with V, Zvfh's `vfmul.vv` and
+  `vfredosum.vs`; the inputs are multiples of 1/16, so that every product is exact and
+  the fused and unfused sums agree).
 
 Two builds of each: **RV64GC** (`KMX_CFLAGS=-march=rv64gc`, what the engine runs by
-itself) and **card** (the simulator's default, `rv64gc_zba_zbb_zfh`: the X280 without V,
-whose Zba and Zbb the loader rewrites into RV64GC stubs and whose other new instructions
-run in C, sim/native/isa.c). The first table compares the RV64GC builds of the four first
+itself) and **card** (the simulator's default, `-mcpu=sifive_x280`: the X280 with its
+vector unit, RVV 1.0 with VLEN 512, whose Zba and Zbb the loader rewrites into RV64GC
+stubs and whose other new instructions, the vector unit's among them, run in C:
+sim/native/isa.c, vector.h). The first table compares the RV64GC builds of the four first
 kernels three ways, as before; the second the card builds of all six: through the
 simulator against the simulator's RV64GC build, and against qemu-riscv64 running the
-card build (`-cpu rv64,zba=true,zbb=true,Zfh=true`).
+card build (`-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,zba=true,zbb=true,Zfh=true`;
+QEMU 7.2 has no zvfh property, but runs vector floating point at SEW 16, hdot's, with F).
+bench/vector.py measures vectorised kernels on their own, with this script's machinery.
 
 Setups:
 
@@ -73,6 +79,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 from elftools.elf.elffile import ELFFile
@@ -88,9 +95,9 @@ from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 KERNELS = Path(__file__).resolve().parent / "kernels"
 TENSIX = KERNELS / "tensix"  # the program's (empty) folder of Tensix kernels
 KERNEL_SOURCES = [KERNELS / name for name in ("stream.c", "alu.c", "chase.c", "matmul.c", "popcount.c", "hdot.c",
-                                              "common.c")]
+                                              "saxpy.c", "dot.c", "bytecopy.c", "common.c")]  # (vector.py's too)
 RV64GC, CARD = "-march=rv64gc", ""  # KMX_CFLAGS of the two builds (the card's: the default)
-QEMU_CARD_CPU = "rv64,zba=true,zbb=true,Zfh=true"
+QEMU_CARD_CPU = "rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,zba=true,zbb=true,Zfh=true"  # (QEMU 7.2: no zvfh property)
 FIRST_FOUR = ("stream", "alu", "chase", "matmul")
 SIM_TIMED = [KERNELS / "sim_timed.c", *KERNEL_SOURCES]
 SIM_COUNTED = [KERNELS / "sim_counted.c", *KERNEL_SOURCES]
@@ -252,6 +259,65 @@ def qemu_run(qemu: str, elf: Path, kernel: Kernel, cpu: str | None = None) -> tu
     return nanoseconds / 1e9, checksum
 
 
+def find_qemu() -> str | None:
+    """qemu-riscv64's path, or None (and a line saying so)."""
+    qemu = shutil.which("qemu-riscv64")
+    if qemu is None:
+        print("qemu-riscv64 was not found: the QEMU column is skipped. It comes with QEMU's "
+              "user-mode emulators: `apt-get install qemu-user` (Debian, Ubuntu).")
+    return qemu
+
+
+def build_both(folder: Path, flags: str) -> tuple[Path, Path]:
+    """(the komorebi thread's timed ELF, the Linux program) for the target of FLAGS; the
+    Linux build in FOLDER (made)."""
+    folder.mkdir()
+    linux_elf = build_linux(folder, flags)
+    with target(flags):
+        sim_elf = build_thread(SIM_TIMED).elf
+    return sim_elf, linux_elf
+
+
+def check_same_code(label: str, ours: Path, theirs: Path, names: list[str]) -> None:
+    """Say whether the functions NAMES are the same machine code in the two ELFs."""
+    differ = [name for name in names if function_code(ours, name) != function_code(theirs, name)]
+    print(f"{label}: the kernels' machine code is the same in both builds" if not differ else
+          f"warning: {label}: the machine code of {', '.join(differ)} differs between the two builds; "
+          "the instruction counts are the simulator build's")
+
+
+def bare_runs(image: ThreadImage, layout: Layout, kernel: Kernel, times: dict[str, list[float]],
+              found: dict[str, int], variants: Iterable[str] = tuple(BARE_VARIANTS)) -> None:
+    """One run of KERNEL in each of VARIANTS (of BARE_VARIANTS): its seconds appended to
+    TIMES[variant], its checksum in FOUND["bare (variant)"]."""
+    for variant in variants:
+        seconds, words = bare_run(image, layout, kernel, BARE_VARIANTS[variant])
+        times[variant].append(seconds)
+        found[f"bare ({variant})"] = checksum(words)
+
+
+def best_and_median(times: dict[str, dict[str, list[float]]]) -> tuple[dict, dict]:
+    """TIMES (kernel -> setup -> seconds of each run): the best and the median of each
+    (None where a setup did not run)."""
+    best = {k: {setup: min(t) if t else None for setup, t in setups.items()} for k, setups in times.items()}
+    middle = {k: {setup: statistics.median(t) if t else None for setup, t in setups.items()}
+              for k, setups in times.items()}
+    return best, middle
+
+
+def best_variant(times: dict[str, float | None]) -> str:
+    """The fastest of BARE_VARIANTS in TIMES (setup -> seconds; None: not run)."""
+    return min((v for v in BARE_VARIANTS if times[v] is not None), key=lambda v: times[v])
+
+
+def over(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a / b
+
+
+def rounded(x: float | None, digits: int = 1) -> float | None:
+    return None if x is None else round(x, digits)
+
+
 def checksum(words: np.ndarray) -> int:
     return int(words[0]) | int(words[1]) << 32
 
@@ -321,25 +387,13 @@ def main() -> None:
     TENSIX.mkdir(exist_ok=True)
     plain = [k for k in todo if k.name in FIRST_FOUR]  # (the three-way table's)
 
-    qemu = shutil.which("qemu-riscv64")
-    if qemu is None:
-        print("qemu-riscv64 was not found: the QEMU column is skipped. It comes with QEMU's "
-              "user-mode emulators: `apt-get install qemu-user` (Debian, Ubuntu).")
+    qemu = find_qemu()
     scratch = tempfile.TemporaryDirectory(prefix="vs_qemu-")
-    (Path(scratch.name) / "rv64gc").mkdir()
-    (Path(scratch.name) / "card").mkdir()
-    linux_elf = build_linux(Path(scratch.name) / "rv64gc", RV64GC)
-    card_linux_elf = build_linux(Path(scratch.name) / "card", CARD)
-    with target(RV64GC):
-        sim_elf = build_thread(SIM_TIMED).elf
-    with target(CARD):
-        card_elf = build_thread(SIM_TIMED).elf
+    sim_elf, linux_elf = build_both(Path(scratch.name) / "rv64gc", RV64GC)
+    card_elf, card_linux_elf = build_both(Path(scratch.name) / "card", CARD)
     image = load_image(sim_elf)
     for label, ours, theirs in (("RV64GC", sim_elf, linux_elf), ("card", card_elf, card_linux_elf)):
-        differ = [k.name for k in todo if function_code(ours, k.name) != function_code(theirs, k.name)]
-        print(f"{label}: the kernels' machine code is the same in both builds" if not differ else
-              f"warning: {label}: the machine code of {', '.join(differ)} differs between the two builds; "
-              "the instruction counts are the simulator build's")
+        check_same_code(label, ours, theirs, [k.name for k in todo])
 
     counts, card_counts, sums, programs, layouts = {}, {}, {}, {}, {}
     for k in todo:
@@ -364,10 +418,7 @@ def main() -> None:
             times[k.name]["card"].append(seconds)
             found["card"] = checksum(words)
             if k in plain:
-                for variant, keywords in BARE_VARIANTS.items():
-                    seconds, words = bare_run(image, layouts[k.name], k, keywords)
-                    times[k.name][variant].append(seconds)
-                    found[f"bare ({variant})"] = checksum(words)
+                bare_runs(image, layouts[k.name], k, times[k.name], found)
             if qemu is not None:
                 seconds, found["qemu"] = qemu_run(qemu, linux_elf, k)
                 times[k.name]["qemu"].append(seconds)
@@ -376,14 +427,12 @@ def main() -> None:
             agree(k.name, found)
     scratch.cleanup()
 
-    best = {k.name: {setup: min(t) if t else None for setup, t in times[k.name].items()} for k in todo}
-    middle = {k.name: {setup: statistics.median(t) if t else None for setup, t in times[k.name].items()} for k in todo}
-    over = lambda a, b: None if a is None or b is None else a / b  # noqa: E731
+    best, middle = best_and_median(times)
     rows, variant_times = [], {}
     for k in plain:
         b = best[k.name]
         variant_times[k.name] = {v: b[v] for v in BARE_VARIANTS}
-        bare_variant = min(BARE_VARIANTS, key=lambda v: b[v])
+        bare_variant = best_variant(b)
         m, n = middle[k.name], counts[k.name]
         rows.append({
             "median_sim_over_bare": m["sim"] / m[bare_variant], "median_sim_over_qemu": over(m["sim"], m["qemu"]),
@@ -416,7 +465,8 @@ def main() -> None:
         print(f"targets (sim/bare <= {TARGET_BARE}, sim/qemu <= {TARGET_QEMU:g}): "
               + (f"missed on {', '.join(missed)}" if missed else "met on every kernel"))
     print()
-    print("card builds (rv64gc_zba_zbb_zfh), against the simulator's RV64GC build and qemu-riscv64's card build:")
+    print("card builds (the X280, -mcpu=sifive_x280, with its vector unit), against the simulator's RV64GC build "
+          "and qemu-riscv64's card build:")
     print_card_table(card_rows)
     print("from the medians:")
     for r in card_rows:
@@ -427,7 +477,6 @@ def main() -> None:
                and r["card_over_qemu"] > TARGET_CARD_QEMU]
     print(f"targets (card/rv64gc <= {TARGET_CARD:g} on the four first, moonshot {MOONSHOT_CARD}; card/qemu <= "
           f"{TARGET_CARD_QEMU:g} on popcount and hdot): " + (f"missed on {', '.join(missed)}" if missed else "met"))
-    rounded = lambda x, d=1: None if x is None else round(x, d)  # noqa: E731
     print(json.dumps({
         "benchmark": "vs_qemu", "quick": args.quick, "repeat": args.repeat,
         "kernels": {r["kernel"]: {

@@ -18,6 +18,7 @@ SMALL = {
     "bigregion.py": ["--mib", "8"],
     "startup.py": ["--repeat", "1"],
     "isa.py": ["--repeat", "1", "--mib", "1", "--passes", "20000"],
+    "vector.py": ["--quick", "--repeat", "1"],
 }
 
 

@@ -13,3 +13,9 @@ uint64_t checksum32(const uint32_t* words, uint64_t count) {
     }
     return hash;
 }
+
+uint64_t float_bits(float value) {
+    uint32_t bits;
+    __builtin_memcpy(&bits, &value, 4);
+    return bits;
+}

@@ -1,9 +1,11 @@
-/* The static riscv64 Linux program of bench/vs_qemu.py, for qemu-riscv64:
+/* The static riscv64 Linux program of bench/vs_qemu.py and bench/vector.py, for
+ * qemu-riscv64:
  *
- *     vs_qemu.elf stream|alu|chase|matmul|popcount|hdot SIZE [STEPS]
+ *     vs_qemu.elf stream|alu|chase|matmul|popcount|hdot|saxpy|dot|bytecopy SIZE [STEPS]
  *
  * SIZE: stream's count of uint32, alu's iterations, chase's count of indices, matmul's N,
- * popcount's count of uint64, hdot's count of halves;
+ * popcount's count of uint64, hdot's count of halves, saxpy's and dot's count of floats,
+ * bytecopy's count of bytes;
  * STEPS: chase's steps. Data lives in malloc'd memory. Prints "CHECKSUM NANOSECONDS": the
  * kernel's checksum (as the komorebi thread computes it) and the kernel's time alone,
  * by clock_gettime(CLOCK_MONOTONIC) around it. */
@@ -93,9 +95,39 @@ static uint64_t run_hdot(uint64_t count) {
     return total;
 }
 
+static uint64_t run_saxpy(uint64_t count) {
+    float* x = allocate(4 * count);
+    float* y = allocate(4 * count);
+    saxpy_fill(x, y, count);
+    begin();
+    saxpy(SAXPY_A, x, y, count);
+    end();
+    return checksum32((const uint32_t*)y, count);
+}
+
+static uint64_t run_dot(uint64_t count) {
+    float* x = allocate(4 * count);
+    float* y = allocate(4 * count);
+    dot_fill(x, y, count);
+    begin();
+    float sum = dot(x, y, count);
+    end();
+    return float_bits(sum);
+}
+
+static uint64_t run_bytecopy(uint64_t count) {
+    uint8_t* from = allocate(count);
+    uint8_t* to = allocate(count);
+    bytecopy_fill(from, count);
+    begin();
+    bytecopy(from, to, count);
+    end();
+    return checksum32((const uint32_t*)to, count / 4);
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s stream|alu|chase|matmul SIZE [STEPS]\n", argv[0]);
+        fprintf(stderr, "usage: %s stream|alu|chase|matmul|popcount|hdot|saxpy|dot|bytecopy SIZE [STEPS]\n", argv[0]);
         return 2;
     }
     const char* kernel = argv[1];
@@ -108,6 +140,9 @@ int main(int argc, char** argv) {
     else if (strcmp(kernel, "matmul") == 0) check = run_matmul(size);
     else if (strcmp(kernel, "popcount") == 0) check = run_popcount(size);
     else if (strcmp(kernel, "hdot") == 0) check = run_hdot(size);
+    else if (strcmp(kernel, "saxpy") == 0) check = run_saxpy(size);
+    else if (strcmp(kernel, "dot") == 0) check = run_dot(size);
+    else if (strcmp(kernel, "bytecopy") == 0) check = run_bytecopy(size);
     else {
         fprintf(stderr, "no kernel %s\n", kernel);
         return 2;
