@@ -40,6 +40,7 @@ static VectorUnit *unit(Hart *h) {
     if (!v->ready) { /* as at reset: vtype illegal, vl 0 */
         v->vtype = VILL;
         v->vl = 0;
+        v->refused = -1;
         v->ready = 1;
     }
     return v;
@@ -220,6 +221,14 @@ static int legal_access(VectorUnit *v, int store, int vm, int vd, int nf, int da
     return 1;
 }
 
+/* An element access the memory refused: element I, at ADDRESS, is kept for the fault's
+ * report (sim/hart/core.py). */
+static int refused_at(VectorUnit *v, uint64_t i, uint64_t address) {
+    v->refused = (int64_t)i;
+    v->refused_address = address;
+    return REFUSED;
+}
+
 static int vector_memory(Hart *h, const Decoded *d, int store) {
     VectorUnit *v = unit(h);
     uint32_t insn = d->insn;
@@ -239,7 +248,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
         for (uint64_t i = v->vstart; i < count; i++) {
             uint64_t x = store ? element(v, vd, i, bytes) : 0;
             if (!access_element(h, base + i * (uint64_t)bytes, bytes, store, &x))
-                return REFUSED;
+                return refused_at(v, i, base + i * (uint64_t)bytes);
             if (!store)
                 set_element(v, vd, i, bytes, x);
         }
@@ -255,7 +264,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
         for (uint64_t i = v->vstart; i < count; i++) {
             uint64_t x = store ? v->reg[vd][i] : 0;
             if (!access_element(h, base + i, 1, store, &x))
-                return REFUSED;
+                return refused_at(v, i, base + i);
             if (!store)
                 v->reg[vd][i] = (uint8_t)x;
         }
@@ -287,7 +296,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
                     v->vstart = 0;
                     return RAN;
                 }
-                return REFUSED;
+                return refused_at(v, i, address + (uint64_t)(f * data_bytes));
             }
         }
         if (!store) /* (a segment's fields are written together: none of one that faulted) */
