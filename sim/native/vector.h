@@ -81,15 +81,26 @@ static uint64_t vset(Hart *h, uint64_t vtype, uint64_t avl, int avl_is_x0, int r
     return vl;
 }
 
-/* Element I (of WIDTH bytes) of the register group starting at BASE. */
-static uint64_t element(VectorUnit *v, int base, uint64_t i, int width) {
-    uint64_t x = 0;
-    __builtin_memcpy(&x, &v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width, (size_t)width);
-    return x;
+/* Element I (of WIDTH bytes) of the register group starting at BASE. (A switch of fixed
+ * sizes: each is one load or store, where a memcpy of WIDTH bytes would be a call.) */
+static inline uint64_t element(VectorUnit *v, int base, uint64_t i, int width) {
+    const uint8_t *p = &v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width;
+    switch (width) {
+    case 1: return *p;
+    case 2: { uint16_t x; __builtin_memcpy(&x, p, 2); return x; }
+    case 4: { uint32_t x; __builtin_memcpy(&x, p, 4); return x; }
+    default: { uint64_t x; __builtin_memcpy(&x, p, 8); return x; }
+    }
 }
 
-static void set_element(VectorUnit *v, int base, uint64_t i, int width, uint64_t x) {
-    __builtin_memcpy(&v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width, &x, (size_t)width);
+static inline void set_element(VectorUnit *v, int base, uint64_t i, int width, uint64_t x) {
+    uint8_t *p = &v->reg[0][0] + (uint64_t)base * VLENB + i * (uint64_t)width;
+    switch (width) {
+    case 1: *p = (uint8_t)x; break;
+    case 2: { uint16_t y = (uint16_t)x; __builtin_memcpy(p, &y, 2); break; }
+    case 4: { uint32_t y = (uint32_t)x; __builtin_memcpy(p, &y, 4); break; }
+    default: __builtin_memcpy(p, &x, 8); break;
+    }
 }
 
 static int mask_bit(VectorUnit *v, int reg, uint64_t i) { return (v->reg[reg][i >> 3] >> (i & 7)) & 1; }
@@ -662,8 +673,12 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
 
 /* A vector instruction (OP-V, a vector load or store, a vector CSR): RAN, NOT_HERE or
  * REFUSED, as run_one. */
+#include "vector_fast.h"
+
 static int vector_run(Hart *h, const Decoded *d) {
     uint32_t insn = d->insn, opcode = insn & 0x7F, funct3 = bits(insn, 14, 12);
+    if (vector_fast(h, d) == RAN)
+        return RAN;
     if (opcode == 0x73)
         return vector_csr(h, d);
     if (opcode == 0x07 || opcode == 0x27)
