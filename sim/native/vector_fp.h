@@ -105,6 +105,28 @@ static int float_binary(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c,
     return 0;
 }
 
+/* The unmasked binary32 loop of float_binary's single_fast operations under RNE, typed:
+ * 1, or 0 for a funct6 it does not take. (Elements the host cannot answer go to softfloat.) */
+static int single_loop(VectorUnit *v, int funct6, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) {
+    switch (funct6) {
+    case 0x00: case 0x02: case 0x27: case 0x24:
+    case 0x28: case 0x29: case 0x2A: case 0x2B: case 0x2C: case 0x2D: case 0x2E: case 0x2F: break;
+    default: return 0;
+    }
+    uint32_t *d = (uint32_t *)v->reg[vd];
+    const uint32_t *a = (const uint32_t *)v->reg[vs2], *b = (const uint32_t *)v->reg[vs1];
+    for (uint64_t i = v->vstart; i < v->vl; i++) { /* (each element read before it is written) */
+        uint32_t x = a[i], y = vf ? scalar : b[i], c = d[i], out;
+        if (!single_fast(funct6, x, y, c, flags, &out)) {
+            uint64_t wide;
+            float_binary(funct6, FP_SINGLE, x, y, c, RM_RNE, flags, 0x80000000u, &wide);
+            out = (uint32_t)wide;
+        }
+        d[i] = out;
+    }
+    return 1;
+}
+
 /* The comparisons: a mask bit, or -1 for a funct6 that is none. */
 static int float_compare(int funct6, int fmt, uint64_t a, uint64_t b, uint32_t *flags) {
     switch (funct6) {
@@ -362,6 +384,10 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
     }
     if (!regs || (!vm && vd == 0))
         return NOT_HERE;
+    if (fmt == FP_SINGLE && rm == RM_RNE && vm && single_loop(v, funct6, vd, vs2, vs1, vf, (uint32_t)scalar, &h->flags)) {
+        v->vstart = 0;
+        return RAN;
+    }
     for (uint64_t i = v->vstart; i < v->vl; i++) {
         if (!active(v, vm, i))
             continue;
