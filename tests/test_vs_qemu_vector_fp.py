@@ -164,6 +164,14 @@ def program(draw) -> tuple[list[int], int]:
     return words[: CODE_WORDS - 1], sew
 
 
+class Case(bytes):
+    """A case's bytes, shown by its code (hypothesis prints a failing example)."""
+
+    def __repr__(self) -> str:
+        code = CASE.unpack(self)[1:]
+        return "Case(" + " ".join(f"{w:#010x}" for w in code[: code.index(RET)]) + ")"
+
+
 @st.composite
 def case(draw) -> bytes:
     words, sew = draw(program())
@@ -181,7 +189,7 @@ def case(draw) -> bytes:
     memory = rng.randbytes(MEMORY)
     vl, vtype = rng.randint(0, 16), 0x10
     state = STATE.pack(*xs, *fs, frm << 5, vl, vtype, vregs, memory)
-    return CASE.pack(state, *words, RET, *([0] * (CODE_WORDS - 1 - len(words))))
+    return Case(CASE.pack(state, *words, RET, *([0] * (CODE_WORDS - 1 - len(words)))))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,

@@ -347,12 +347,19 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
             return NOT_HERE;
         VectorUnit *a_file = wide_vs2 ? v : source_group(v, &saved_a, &vs2, regs2, vd, dregs);
         VectorUnit *b_file = vf ? v : source_group(v, &saved_b, &vs1, regs1, vd, dregs);
-        uint64_t b_wide = vf ? fp_convert(fmt, wide, scalar, rm, &h->flags) : 0;
+        /* (f[rs1] widened once, at the first active element: its flags, a signalling NaN's
+         * NV, are raised only when an element uses it) */
+        uint64_t b_wide = 0;
+        int widened = 0;
         uint64_t wide_sign = sign << sew;
         for (uint64_t i = v->vstart; i < v->vl; i++) {
             if (!active(v, vm, i))
                 continue;
             uint64_t a = wide_vs2 ? element(a_file, vs2, i, 2 * bytes) : fp_convert(fmt, wide, element(a_file, vs2, i, bytes), rm, &h->flags);
+            if (vf && !widened) {
+                b_wide = fp_convert(fmt, wide, scalar, rm, &h->flags);
+                widened = 1;
+            }
             uint64_t b = vf ? b_wide : fp_convert(fmt, wide, element(b_file, vs1, i, bytes), rm, &h->flags);
             uint64_t c = element(v, vd, i, 2 * bytes), out;
             int op = funct6 == 0x30 || funct6 == 0x34 ? 0x00 : funct6 == 0x32 || funct6 == 0x36 ? 0x02
