@@ -62,13 +62,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import vs_qemu  # noqa: E402
-from bench._bare import place  # noqa: E402
 from bench.vs_qemu import (  # noqa: E402
     BARE_VARIANTS,
     CARD,
     QEMU_CARD_CPU,
     RV64GC,
-    SIM_TIMED,
     TENSIX,
     Kernel,
     agree,
@@ -79,13 +77,12 @@ from bench.vs_qemu import (  # noqa: E402
     cell,
     check_same_code,
     checksum,
-    count_instructions,
     find_qemu,
     function_code,
     over,
+    prepare,
     qemu_run,
     rounded,
-    sim_program,
     sim_run,
 )
 from komorebi.sim.image.elf import load_image  # noqa: E402
@@ -230,16 +227,7 @@ def main() -> None:
     vectors = vector_report(card_elf, [k.name for k in todo])
     image = load_image(sim_elf)
 
-    counts, card_counts, sums, programs, layouts = {}, {}, {}, {}, {}
-    for k in todo:
-        start = time.perf_counter()
-        counts[k.name], sums[k.name] = count_instructions(k, RV64GC)
-        card_counts[k.name], card_sum = count_instructions(k, CARD)
-        agree(k.name, {"rv64gc counted": sums[k.name], "card counted": card_sum})
-        print(f"{k.name}: {card_counts[k.name]:,} instructions in the card build, {counts[k.name]:,} in the RV64GC "
-              f"build (counted in {time.perf_counter() - start:.1f} s)")
-        programs[k.name] = sim_program(k, SIM_TIMED)
-        layouts[k.name] = place(image, k.region_sizes())
+    counts, card_counts, sums, programs, layouts = prepare(todo, image)
 
     setups = ("card", "rv64gc", "qemu_card", "qemu_rv64gc", *BARE_VARIANTS)
     times = {k.name: {setup: [] for setup in setups} for k in todo}

@@ -89,7 +89,7 @@ sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
 from bench._bare import BareRun, Layout, place  # noqa: E402
-from komorebi.sim.build.thread import COMPILE_FLAGS, ZIG_TARGET, build_thread, toolchain_in_use  # noqa: E402
+from komorebi.sim.build.thread import COMPILE_FLAGS, build_thread, toolchain_in_use  # noqa: E402
 from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -373,6 +373,22 @@ def print_card_table(rows: list[dict]) -> None:
               f"{cell(r['card_over_rv64gc'], 13, 2)}{cell(ms(r['qemu_card']), 14)}{cell(r['card_over_qemu'], 11, 2)}")
 
 
+def prepare(todo: list[Kernel], image: ThreadImage) -> tuple[dict, dict, dict, dict, dict]:
+    """Each kernel's instructions in the two builds (counted), its checksum (the two must
+    agree), its program for the timed runs and its bare layout, by name."""
+    counts, card_counts, sums, programs, layouts = {}, {}, {}, {}, {}
+    for k in todo:
+        start = time.perf_counter()
+        counts[k.name], sums[k.name] = count_instructions(k, RV64GC)
+        card_counts[k.name], card_sum = count_instructions(k, CARD)
+        agree(k.name, {"rv64gc": sums[k.name], "card": card_sum})
+        print(f"{k.name}: {counts[k.name]:,} instructions, {card_counts[k.name]:,} in the card build "
+              f"(counted in {time.perf_counter() - start:.1f} s)")
+        programs[k.name] = sim_program(k, SIM_TIMED)
+        layouts[k.name] = place(image, k.region_sizes())
+    return counts, card_counts, sums, programs, layouts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each setup, best taken (default 3)")
@@ -395,16 +411,7 @@ def main() -> None:
     for label, ours, theirs in (("RV64GC", sim_elf, linux_elf), ("card", card_elf, card_linux_elf)):
         check_same_code(label, ours, theirs, [k.name for k in todo])
 
-    counts, card_counts, sums, programs, layouts = {}, {}, {}, {}, {}
-    for k in todo:
-        start = time.perf_counter()
-        counts[k.name], sums[k.name] = count_instructions(k, RV64GC)
-        card_counts[k.name], card_sum = count_instructions(k, CARD)
-        agree(k.name, {"rv64gc": sums[k.name], "card": card_sum})
-        print(f"{k.name}: {counts[k.name]:,} instructions, {card_counts[k.name]:,} in the card build "
-              f"(counted in {time.perf_counter() - start:.1f} s)")
-        programs[k.name] = sim_program(k, SIM_TIMED)
-        layouts[k.name] = place(image, k.region_sizes())
+    counts, card_counts, sums, programs, layouts = prepare(todo, image)
 
     setups = ("sim", "qemu", "card", "qemu_card", *BARE_VARIANTS)
     times = {k.name: {setup: [] for setup in setups} for k in todo}

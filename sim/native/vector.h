@@ -382,6 +382,20 @@ static int legal_integer(int funct3, int funct6) {
     return 0;
 }
 
+/* vslide1up (UP) and vslide1down, and their floating-point twins: vs2's elements one
+ * place up (down), X into the place left free. */
+static int slide1(VectorUnit *v, int up, int vm, int vd, int vs2, int bytes, uint64_t x) {
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t out = up ? (i == 0 ? x : element(v, vs2, i - 1, bytes))
+                          : (i + 1 == v->vl ? x : element(v, vs2, i + 1, bytes));
+        set_element(v, vd, i, bytes, out);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
 /* vmv<nr>r.v: NR whole registers, whatever vtype says. */
 static int whole_move(VectorUnit *v, int vd, int vs2, int nr) {
     if (nr > 8 || (nr & (nr - 1)) || vd % nr || vs2 % nr)
@@ -593,16 +607,7 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
         if ((funct6 == 0x0E && vd < vs2 + regs && vs2 < vd + regs) || clashes_with_mask(vm, vd) ||
             clashes_with_mask(vm, vs2))
             return NOT_HERE;
-        uint64_t x = X(h, vs1, 0) & m;
-        for (uint64_t i = v->vstart; i < v->vl; i++) {
-            if (!active(v, vm, i))
-                continue;
-            uint64_t out = funct6 == 0x0E ? (i == 0 ? x : element(v, vs2, i - 1, bytes))
-                                          : (i + 1 == v->vl ? x : element(v, vs2, i + 1, bytes));
-            set_element(v, vd, i, bytes, out);
-        }
-        v->vstart = 0;
-        return RAN;
+        return slide1(v, funct6 == 0x0E, vm, vd, vs2, bytes, X(h, vs1, 0) & m);
     }
     if (funct3 == OPMVV && funct6 == 0x14 && vs1 == 0x11) { /* vid.v */
         if (!group_regs(vd, lmul) || vs2 != 0 || clashes_with_mask(vm, vd))

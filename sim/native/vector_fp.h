@@ -319,16 +319,7 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
     if ((funct6 == 0x0E || funct6 == 0x0F) && vf) { /* vfslide1up, vfslide1down */
         if (!regs || !group_regs(vs2, lmul) || (funct6 == 0x0E && overlaps(vd, regs, vs2, regs)) || (!vm && vd == 0))
             return NOT_HERE;
-        uint64_t f = float_scalar(h, vs1, sew);
-        for (uint64_t i = v->vstart; i < v->vl; i++) {
-            if (!active(v, vm, i))
-                continue;
-            uint64_t out = funct6 == 0x0E ? (i == 0 ? f : element(v, vs2, i - 1, bytes))
-                                          : (i + 1 == v->vl ? f : element(v, vs2, i + 1, bytes));
-            set_element(v, vd, i, bytes, out);
-        }
-        v->vstart = 0;
-        return RAN;
+        return slide1(v, funct6 == 0x0E, vm, vd, vs2, bytes, float_scalar(h, vs1, sew));
     }
     if (!vf && (funct6 == 0x01 || funct6 == 0x03 || funct6 == 0x05 || funct6 == 0x07 || funct6 == 0x31 || funct6 == 0x33))
         return float_reduce(h, v, funct6, vm, vd, vs2, vs1, rm);
