@@ -90,3 +90,22 @@ int kmx_main(int core) {
     result, _ = run_to_end(program_for(source, tmp_path))
     assert [int(w) for w in result.words[:6]] == [512, 3, 16, 5, 64, 0b0_0_010_010]
 
+
+
+def test_in_strict_mode_vector_loads_read_the_stale_lines_and_unflushed_vector_stores_never_arrive(tmp_path):
+    """Lesson 35's loop, built for the card, is vle32.v, vmul.vx, vse32.v: without its
+    invalidate it reads the cache's stale bytes, and without its flush its stores stay in
+    the cache, as strict mode says."""
+    from tests.test_checker import TRIPLE, run_source
+    from tests.test_lesson40 import _instructions
+    from tests.threads import machine_cluster
+
+    (tmp_path / "stale").mkdir()
+    run, _, _ = run_source(tmp_path / "stale", TRIPLE.replace("    kmx_invalidate(0);\n", ""), mode="strict")
+    code = _instructions(machine_cluster(run, 1).image)
+    assert any(i & 0x1DF0_707F == 0x0000_6007 for i in code), "no vle32.v: the test tests nothing"
+    assert (run.thread.read("tripled").view(np.uint32) == np.uint32(3 * 0xA5A5A5A5 % 2**32)).all()
+    (tmp_path / "unflushed").mkdir()
+    run, _, _ = run_source(tmp_path / "unflushed", TRIPLE.replace("    kmx_flush(1);\n", ""), mode="strict")
+    assert (run.thread.read("tripled") == 0).all()
+    assert [f.kind for f in run.findings] == ["unflushed-write"]
