@@ -595,6 +595,11 @@ CASES = [
          lambda t, m: fault(t, '    __asm__ volatile("vsetivli zero, 8, e32, m2, ta, ma\\n"\n'
                                '                     ".word 0x022200d7"); /* vadd.vv v1, v2, v4 */\n    return 0;\n'),
          {"bits": "0x022200d7", "name": "vadd.vv", "vl": "8", "vtype": "e32, m2, ta, ma"}),
+    Case("fault-vector-frm", "while frm holds {frm}",
+         lambda t, m: fault(t, '    __asm__ volatile("vsetivli zero, 4, e32, m1, ta, ma\\n"\n'
+                               '                     "csrwi frm, 5\\n"\n'
+                               '                     "vfadd.vv v4, v8, v8"); /* rounds by frm */\n    return 0;\n'),
+         {"bits": "0x02841257", "name": "vfadd.vv", "frm": "5", "vl": "4", "vtype": "e32, m1, ta, ma"}),
     Case("fault-lacking-extension", "an instruction of {extension}",
          lambda t, m: fault(t, '    __asm__ volatile(".word 0x28b51533"); /* bset (Zbs) */\n    return 0;\n'),
          {"bits": "0x28b51533", "extension": "Zbs", "what": "single-bit instructions", "name": "bset"}),

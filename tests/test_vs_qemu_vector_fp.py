@@ -73,6 +73,9 @@ def edge_values(sew: int, rng: random.Random) -> int:
     return rng.getrandbits(sew)
 
 
+CSR_VSTART = 0x008
+
+
 @st.composite
 def program(draw) -> tuple[list[int], int]:
     vsew = draw(st.sampled_from([1, 1, 2, 2, 3, 3, 0]))
@@ -88,9 +91,14 @@ def program(draw) -> tuple[list[int], int]:
     group = st.sampled_from(list(range(0, 32, regs)))
     masked_group = st.sampled_from(list(range(regs, 32, regs)))  # (not v0: masked destinations)
     f = st.integers(0, 31)
+    started = []  # (where, vstart, kind) of instructions given a nonzero vstart before them
     for _ in range(draw(st.integers(1, 8))):
         kind = draw(st.sampled_from(["binary", "binary", "fma", "compare", "merge", "move", "scalar", "unary", "slide1",
                                      "reduce", "widen", "widen_reduce", "convert", "convert"]))
+        if started and started[-1][0] == len(words):  # (the last iteration added nothing)
+            started.pop()
+        if draw(st.integers(0, 5)) == 0:
+            started.append((len(words), draw(st.integers(1, 31)), kind))
         vm = draw(st.integers(0, 1))
         vd_any = group if vm else masked_group
         if sew == 8 and kind != "convert":
@@ -161,6 +169,15 @@ def program(draw) -> tuple[list[int], int]:
             if not apart:
                 continue
             words.append(op_v(0x12, vm, draw(st.sampled_from(apart)), code, OPFVV, vd))
+    # csrwi vstart, k before each of them that took place (and whose kind takes a vstart), and
+    # csrwi vstart, 0 after it: QEMU 7.2 skips an instruction whose vstart is at or past vl
+    # and leaves vstart as it was, where RVV 1.0 (and the simulator) reset it to 0.
+    if started and started[-1][0] == len(words):
+        started.pop()
+    for where, start, kind in reversed(started):
+        if kind in ("binary", "fma", "compare", "move", "unary", "widen", "convert") and where < len(words):
+            words[where:where + 1] = [CSR_VSTART << 20 | start << 15 | 5 << 12 | 0x73, words[where],
+                                      CSR_VSTART << 20 | 5 << 12 | 0x73]
     return words[: CODE_WORDS - 1], sew
 
 

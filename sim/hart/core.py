@@ -467,18 +467,25 @@ class Core:
             return f"{cause} ({insn}). {ILLEGAL_HELP}"
         extension, name = known
         if extension == "V":
-            return self._vector_refused(name, insn)
+            return self._vector_refused(bits, name, insn)
         return (
             f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "
             f"the X280 does not have. {ILLEGAL_HELP}"
         )
 
-    def _vector_refused(self, name: str, insn: str) -> str:
+    def _vector_refused(self, bits: int, name: str, insn: str) -> str:
         """Why the vector unit (sim/native/vector.h, which runs every vector instruction it
         can) refused the vector instruction NAME: vtype is illegal, or the encoding is one
         RVV 1.0 reserves, or one the simulator does not run."""
         state = self.vector_state()
         where = f"vl {state.vl}, vtype {vector.vtype_text(state.vtype)}"
+        frm = self.engine.read("frm") & 7
+        if vector.is_float(bits) and frm > 4 and not state.vtype & vector.VILL:
+            return (
+                f"a vector floating-point instruction ({name}, {insn}) while frm holds {frm}, a reserved "
+                f"rounding mode ({where}): an instruction that rounds by frm is illegal then. Set frm to "
+                f"0 to 4 (fesetround in C, or csrwi frm)"
+            )
         if state.vtype & vector.VILL:
             return (
                 f"a vector instruction ({name}, {insn}) while vtype is illegal ({where}): then every vector "
@@ -538,8 +545,9 @@ class Core:
     def _refused(self, pc: int) -> CoreFault:
         """The fault of the access at PC that the fill hook refused (native.refused)."""
         address, access = self.native.refused.address, self.native.refused.access
-        try:  # the hook saw only the page; the instruction tells the byte
-            exact = decode.effective_address(self._explain.instruction(pc), self.engine.x)
+        try:  # the hook saw only the page; the instruction tells the byte (a vector one: below)
+            bits = self._explain.instruction(pc)
+            exact = None if vector.is_memory(bits) else decode.effective_address(bits, self.engine.x)
             if exact is not None and exact & ~(PAGE - 1) == address:
                 address = exact
         except MemoryAccessError:
@@ -567,10 +575,12 @@ class Core:
         if not vector.is_memory(insn):
             return None
         state = self.vector_state()
-        if state.refused < 0 or state.refused_address & ~(PAGE - 1) != page:
+        start = state.refused_address
+        # (the element's first byte's page, or the next one when the element runs into it)
+        if state.refused < 0 or page not in (start & ~(PAGE - 1), (start + 7) & ~(PAGE - 1)):
             return None
-        return state.refused_address, (f"element {state.refused} of {vector.memory_name(insn)} "
-                                       f"(vl {state.vl}, vtype {vector.vtype_text(state.vtype)})")
+        return max(start, page), (f"element {state.refused} of {vector.memory_name(insn)} "
+                                  f"(vl {state.vl}, vtype {vector.vtype_text(state.vtype)})")
 
     def _fault_from(self, error: EngineError) -> CoreFault:
         pc = self.engine.read("pc")

@@ -20,6 +20,11 @@ def vtype_text(vtype: int) -> str:
     return f"e{8 << vsew}, {_LMUL[vlmul]}, {tail}, {mask}"
 
 
+def is_float(insn: int) -> bool:
+    """Whether INSN is a vector floating-point instruction (OPFVV, OPFVF)."""
+    return insn & 0x7F == 0x57 and (insn >> 12) & 7 in (1, 5)
+
+
 def is_memory(insn: int) -> bool:
     """Whether INSN is a vector load or store."""
     return insn & 3 == 3 and insn & 0x7F in (0x07, 0x27) and (insn >> 12) & 7 in _WIDTH

@@ -235,6 +235,7 @@ static int legal_access(VectorUnit *v, int store, int vm, int vd, int nf, int da
 /* An element access the memory refused: element I, at ADDRESS, is kept for the fault's
  * report (sim/hart/core.py). */
 static int refused_at(VectorUnit *v, uint64_t i, uint64_t address) {
+    v->vstart = i; /* (as a trap leaves it: run again, the instruction goes on from there) */
     v->refused = (int64_t)i;
     v->refused_address = address;
     return REFUSED;
@@ -253,7 +254,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
         return NOT_HERE;
     if (mop == 0 && lumop == 8) { /* whole registers: nf + 1 of them, every byte */
         int regs = nf + 1;
-        if (vm != 1 || (regs & (regs - 1)) || vd % regs)
+        if (vm != 1 || (regs & (regs - 1)) || vd % regs || (store && width != 0)) /* (vs<nr>r.v: width 0 only) */
             return NOT_HERE;
         uint64_t count = (uint64_t)regs * VLENB / (uint64_t)bytes;
         for (uint64_t i = v->vstart; i < count; i++) {
@@ -305,6 +306,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
                 if (first_fault && i > 0) { /* vle*ff: vl is trimmed to the segments before the fault */
                     v->vl = i;
                     v->vstart = 0;
+                    h->core->refused.access = 0; /* (nothing faulted: no later fault is this access's) */
                     return RAN;
                 }
                 return refused_at(v, i, address + (uint64_t)(f * data_bytes));
@@ -581,6 +583,7 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
             if (!vm)
                 return NOT_HERE;
             set_x(h, vd, (uint64_t)sext_bits(element(v, vs2, 0, bytes), sew), 0);
+            v->vstart = 0;
             return RAN;
         }
         if (vs1 == 0x10 || vs1 == 0x11) {
@@ -680,14 +683,27 @@ static int vector_multiply(Hart *h, const Decoded *d, int funct3) {
  * REFUSED, as run_one. */
 #include "vector_fast.h"
 
+static int vector_instruction(Hart *h, const Decoded *d, uint32_t opcode, uint32_t funct3);
+
 static int vector_run(Hart *h, const Decoded *d) {
     uint32_t insn = d->insn, opcode = insn & 0x7F, funct3 = bits(insn, 14, 12);
-    if (vector_fast(h, d) == RAN)
-        return RAN;
     if (opcode == 0x73)
         return vector_csr(h, d);
-    if (opcode == 0x07 || opcode == 0x27)
-        return vector_memory(h, d, opcode == 0x27);
+    int done = vector_instruction(h, d, opcode, funct3);
+    if (done == RAN) /* every vector instruction that completes leaves vstart 0 (RVV 1.0 3.7) */
+        unit(h)->vstart = 0;
+    return done;
+}
+
+static int vector_instruction(Hart *h, const Decoded *d, uint32_t opcode, uint32_t funct3) {
+    if (vector_fast(h, d) == RAN)
+        return RAN; /* (the fast path goes to the general code at any refusal: none is left) */
+    if (opcode == 0x07 || opcode == 0x27) {
+        int done = vector_memory(h, d, opcode == 0x27);
+        if (done == RAN) /* (a refusal it went on from, as a fault-only-first load's, is no fault) */
+            h->core->refused.access = 0;
+        return done;
+    }
     switch (funct3) {
     case OPCFG: return vset_instruction(h, d);
     case OPIVV: case OPIVX: case OPIVI: return vector_integer(h, d, (int)funct3);

@@ -49,8 +49,8 @@ static int fast_unit_stride(Hart *h, VectorUnit *v, const Decoded *d, int store)
         return NOT_HERE;
     int eew = width == 0 ? 8 : width == 5 ? 16 : width == 6 ? 32 : width == 7 ? 64 : 0;
     int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype);
-    if (!eew || (lmul * eew) % sew || !group_regs(vd, lmul * eew / sew) || (!vm && vd == 0 && !store))
-        return NOT_HERE;
+    if (!eew || (lmul * eew) % sew || !group_regs(vd, lmul * eew / sew) || (!vm && vd == 0))
+        return NOT_HERE; /* (v0 as data and as the mask: reserved, the general code refuses it) */
     uint64_t bytes = (uint64_t)eew / 8, base = X(h, d->rs1, 0);
     uint8_t *reg = v->reg[vd];
     uint64_t i = v->vstart;
@@ -58,12 +58,21 @@ static int fast_unit_stride(Hart *h, VectorUnit *v, const Decoded *d, int store)
         uint64_t address = base + i * bytes, in_page = PAGE - (address & (PAGE - 1));
         if (in_page < bytes) /* an element across two pages: the general code's */
             break;
-        uint8_t *p = host_of(h, address, store);
-        if (!p) /* refused: the general code faults, naming the element */
-            break;
         uint64_t n = in_page / bytes;
         if (n > v->vl - i)
             n = v->vl - i;
+        if (!vm) { /* a page no active element falls in is not touched at all */
+            uint64_t k = 0;
+            while (k < n && !mask_bit(v, 0, i + k))
+                k++;
+            if (k == n) {
+                i += n;
+                continue;
+            }
+        }
+        uint8_t *p = host_of(h, address, store);
+        if (!p) /* refused: the general code faults, naming the element */
+            break;
         if (vm) {
             if (store)
                 __builtin_memcpy(p, reg + i * bytes, n * bytes);

@@ -158,7 +158,7 @@ static int float_forms(int funct6) {
 static int float_reduce(Hart *h, VectorUnit *v, int funct6, int vm, int vd, int vs2, int vs1, int rm) {
     int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype), widening = funct6 >= 0x30;
     int fmt = float_format(sew), wide = widening ? float_format(2 * sew) : fmt;
-    if (fmt < 0 || wide < 0 || !group_regs(vs2, lmul))
+    if (fmt < 0 || wide < 0 || !group_regs(vs2, lmul) || v->vstart) /* (a reduction needs vstart 0) */
         return NOT_HERE;
     if (v->vl == 0)
         return RAN;
@@ -263,7 +263,10 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
     int sew = sew_bits(v->vtype), bytes = sew / 8, lmul = lmul_eighths(v->vtype), fmt = float_format(sew);
     int vf = funct3 == OPFVF;
     int rm = rounding(h, RM_DYN);
-    int exact = (funct6 == 0x13 && vs1 == 4) || funct6 == 0x04 || funct6 == 0x06 || (funct6 >= 0x08 && funct6 <= 0x0A) || funct6 == 0x0E ||
+    /* (the conversions that round toward zero or to odd whatever frm says, or are exact) */
+    int fixed = funct6 == 0x12 && (vs1 == 6 || vs1 == 7 || vs1 == 10 || vs1 == 11 || vs1 == 12 || vs1 == 14 ||
+                                   vs1 == 15 || vs1 == 21 || vs1 == 22 || vs1 == 23);
+    int exact = fixed || (funct6 == 0x13 && vs1 == 4) || funct6 == 0x04 || funct6 == 0x06 || (funct6 >= 0x08 && funct6 <= 0x0A) || funct6 == 0x0E ||
                 funct6 == 0x0F || funct6 == 0x10 || funct6 == 0x17 || (funct6 >= 0x18 && funct6 <= 0x1F) ||
                 funct6 == 0x05 || funct6 == 0x07 || (funct6 == 0x13 && vs1 == 16);
     if (rm < 0) { /* frm holds a reserved rounding mode: an instruction that rounds is illegal */
@@ -282,6 +285,7 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
         if (!vf && vs1 == 0) {
             uint64_t x = element(v, vs2, 0, bytes);
             set_f(h, vd, sew == 64 ? x : x | ~width_mask(sew)); /* NaN-boxed */
+            v->vstart = 0;
             return RAN;
         }
         if (vf && vs2 == 0) {
