@@ -25,6 +25,16 @@ class ThreadResult:
     code: int | None = None
     codes: tuple[int, ...] = ()
 
+    def __repr__(self) -> str:
+        """What it is, its code, and the words up to the last that is not 0: a result is 48
+        words, most of them usually 0."""
+        words = [int(w) for w in self.words]
+        used = max((i + 1 for i, w in enumerate(words) if w), default=0)
+        shown = words[:min(used, 8)]
+        rest = f" and {used - len(shown)} more up to word {used - 1}" if used > len(shown) else ""
+        head = f"final, code {self.code}" if self.final else "submitted"
+        return f"ThreadResult({head}, words {shown}{rest}; the other {len(words) - used} are 0)"
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -58,3 +68,8 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
+
+    def __repr__(self) -> str:
+        place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}" if self.file else "no source line"
+        return (f"Finding({self.kind} in region {self.region!r}, bytes {self.start} to {self.end - 1}, at {place}, "
+                f"core {self.core} of cluster {self.cluster})")

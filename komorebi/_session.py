@@ -126,6 +126,17 @@ class Thread:
         self._fault: weakref.ref | None = None
         self._fault_made = threading.Lock()
 
+    def __repr__(self) -> str:
+        closed, last = self._machine.ended(self.cluster)
+        if last is not None and last.fault is not None:
+            state = "crashed"
+        elif closed and last is not None and last.final:
+            state = f"ended, code {last.code}"
+        else:
+            state = "stopped" if self._loaded.stopped else "running"
+        cores = len(self.cores) if hasattr(self.cores, "__len__") else self.cores
+        return f"<Thread on cluster {self.cluster}: {cores} core{'s' if cores != 1 else ''}, {state}>"
+
     @property
     def fault(self) -> ThreadFault | None:
         """The thread's km.ThreadFault once a result call raised it, else None."""
@@ -209,6 +220,11 @@ class Run:
         self._session = session  # a run keeps its session open
         self.threads = Threads({number: Thread(loaded, number) for number in loaded.machine.clusters})
 
+    def __repr__(self) -> str:
+        clusters = ", ".join(str(c) for c in sorted(self.threads))
+        plural = "s" if len(self.threads) != 1 else ""
+        return f"<Run: thread{plural} on cluster{plural} {clusters}, {'stopped' if self.stopped else 'running'}>"
+
     @property
     def stopped(self) -> bool:
         return self._loaded.stopped
@@ -252,6 +268,13 @@ class Run:
         """What happened to each line of each region, as text for a terminal."""
         self._require_stopped("run.cache_report()")
         return cache_report(self._loaded.machine.pictures(), self.findings)
+
+    def _repr_svg_(self) -> str | None:
+        """In Jupyter, a stopped run shows itself as its cache map (run.cache_map's
+        picture); a running one as its repr."""
+        if not self.stopped:
+            return None
+        return cache_map_svg(self._loaded.machine.pictures(), self.findings)
 
     def cache_map(self, path: str | PathLike) -> Path:
         """Draw what happened to each line of each region into PATH (an .svg file) and
