@@ -234,6 +234,10 @@ static int legal_access(VectorUnit *v, int store, int vm, int vd, int nf, int da
 
 /* An element access the memory refused: element I, at ADDRESS, is kept for the fault's
  * report (sim/hart/core.py). */
+/* A vector load's or store's width field as its EEW (the decoder gives OP_VLOAD and
+ * OP_VSTORE only the widths 0, 5, 6 and 7). */
+static int memory_eew(int width) { return width == 0 ? 8 : width == 5 ? 16 : width == 6 ? 32 : 64; }
+
 static int refused_at(VectorUnit *v, uint64_t i, uint64_t address) {
     v->vstart = i; /* (as a trap leaves it: run again, the instruction goes on from there) */
     v->refused = (int64_t)i;
@@ -247,7 +251,7 @@ static int vector_memory(Hart *h, const Decoded *d, int store) {
     int nf = (int)bits(insn, 31, 29), mew = (int)bits(insn, 28, 28), mop = (int)bits(insn, 27, 26);
     int vm = (int)bits(insn, 25, 25), lumop = (int)bits(insn, 24, 20), vd = d->rd;
     int width = (int)bits(insn, 14, 12);
-    int eew = width == 0 ? 8 : width == 5 ? 16 : width == 6 ? 32 : 64;
+    int eew = memory_eew(width);
     int bytes = eew / 8;
     uint64_t base = X(h, d->rs1, 0);
     if (mew)

@@ -47,9 +47,9 @@ static int fast_unit_stride(Hart *h, VectorUnit *v, const Decoded *d, int store)
     int vm = (int)bits(insn, 25, 25), width = (int)bits(insn, 14, 12), vd = d->rd;
     if (bits(insn, 31, 26) != 0 || bits(insn, 24, 20) != 0 || (v->vtype & VILL)) /* nf, mew, mop, lumop */
         return NOT_HERE;
-    int eew = width == 0 ? 8 : width == 5 ? 16 : width == 6 ? 32 : width == 7 ? 64 : 0;
+    int eew = memory_eew(width);
     int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype);
-    if (!eew || (lmul * eew) % sew || !group_regs(vd, lmul * eew / sew) || (!vm && vd == 0))
+    if ((lmul * eew) % sew || !group_regs(vd, lmul * eew / sew) || (!vm && vd == 0))
         return NOT_HERE; /* (v0 as data and as the mask: reserved, the general code refuses it) */
     uint64_t bytes = (uint64_t)eew / 8, base = X(h, d->rs1, 0);
     uint8_t *reg = v->reg[vd];

@@ -49,23 +49,20 @@ static uint64_t float_scalar(Hart *h, int n, int sew) {
     return sew == 16 ? H(h, n) : sew == 32 ? S(h, n) : F(h, n);
 }
 
-static int overlaps(int a, int an, int b, int bn) { return a < b + bn && b < a + an; }
-
 /* Whether a destination group (VD, DREGS registers of DEEW-bit elements) may overlap a
- * source group (VS, SREGS of SEEW-bit ones, SEMUL in eighths), as RVV 1.0 section 5.2 says. */
+ * source group (VS, SREGS of SEEW-bit ones, SEMUL in eighths), as RVV 1.0 section 5.2 says
+ * (vector.h's rules, by which of the two is wider). */
 static int legal_overlap(int vd, int dregs, int deew, int vs, int sregs, int seew, int semul) {
-    if (!overlaps(vd, dregs, vs, sregs) || deew == seew)
+    if (deew == seew)
         return 1;
-    if (deew < seew) /* narrower destination: only in the source's lowest-numbered part */
-        return vd == vs;
-    return semul >= 8 && vs + sregs == vd + dregs; /* wider: only in its highest part */
+    return deew < seew ? narrower_dest_ok(vd, dregs, vs, sregs) : wider_dest_ok(vd, dregs, vs, semul);
 }
 
 /* A copy of the group at BASE (REGS registers) when it overlaps the destination, so that
  * the elements are read as they were before the instruction: returns the register file
  * to read it from (V's own, or SAVED's) and the register number there. */
 static VectorUnit *source_group(VectorUnit *v, VectorUnit *saved, int *base, int regs, int vd, int dregs) {
-    if (!overlaps(*base, regs, vd, dregs))
+    if (!groups_overlap(*base, regs, vd, dregs))
         return v;
     __builtin_memcpy(saved->reg[0], v->reg[*base], (size_t)regs * VLENB);
     *base = 0;
@@ -321,7 +318,7 @@ static int vector_float(Hart *h, const Decoded *d, int funct3) {
         return RAN;
     }
     if ((funct6 == 0x0E || funct6 == 0x0F) && vf) { /* vfslide1up, vfslide1down */
-        if (!regs || !group_regs(vs2, lmul) || (funct6 == 0x0E && overlaps(vd, regs, vs2, regs)) || (!vm && vd == 0))
+        if (!regs || !group_regs(vs2, lmul) || (funct6 == 0x0E && groups_overlap(vd, regs, vs2, regs)) || (!vm && vd == 0))
             return NOT_HERE;
         return slide1(v, funct6 == 0x0E, vm, vd, vs2, bytes, float_scalar(h, vs1, sew));
     }
