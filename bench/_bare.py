@@ -55,6 +55,7 @@ from komorebi.sim.card import Card
 from komorebi.sim.cluster import Cluster
 from komorebi.sim.image.elf import ThreadImage
 from komorebi.sim.memory import host
+from komorebi.sim.kmx import linux
 from komorebi.sim.kmx.traps import Call
 
 MSTATUS_FS = 0x6000  # floating point on: it starts off
@@ -131,8 +132,13 @@ class BareRun:
         for index, content in (contents or {}).items():
             uc.mem_write(self.regions[index][0], content)
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
-        uc.reg_write(UC_RISCV_REG_SP, stack + stack_size)
+        # What the simulator gives core 0 for the C library's start (sim.kmx.linux).
+        block_at, block = linux.start_block(stack + stack_size, image.program_headers, 0)
+        uc.mem_write(block_at, block)
+        uc.reg_write(UC_RISCV_REG_SP, block_at)
         uc.reg_write(UC_RISCV_REG_A0, 0)
+        uc.reg_write(UC_RISCV_REG_A1, block_at)
+        uc.reg_write(UC_RISCV_REG_A2, 1)
         uc.hook_add(UC_HOOK_INTR, self._ecall)
         self.uc, self.entry, self.halt = uc, base + image.entry, base + image.halt
         self.words = tuple(words)
@@ -173,6 +179,8 @@ class BareRun:
             self.result[a0 : a0 + a2] = struct.unpack(f"<{a2}I", uc.mem_read(a1, 4 * a2))
         elif call == Call.EXIT:
             self.code = a0
+        elif call == linux.NUMBERS["set_tid_address"]:  # (the only one the C library's start makes)
+            uc.reg_write(UC_RISCV_REG_A0, 1)
         elif call in (Call.INVALIDATE, Call.FLUSH):
             if self.flush_tlb:
                 uc.ctl(ucc.UC_CTL_TLB_FLUSH, ucc.UC_CTL_IO_WRITE)

@@ -20,6 +20,7 @@
 #define KMX_CALL_CYCLES 10
 #define KMX_CALL_CLUSTER 11
 #define KMX_CALL_BARRIER 12
+#define KMX_CALL_ASSERT 13 /* (the C library's assert: kmx_runtime/process.c) */
 
 #define KMX_MAX_REGIONS 16
 #define KMX_MAX_WORDS 64

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import warnings
 from dataclasses import dataclass
@@ -12,8 +14,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
-from komorebi._simulator import CLUSTERS, CORES_PER_CLUSTER, MAX_REGIONS, MAX_WORDS
-from komorebi._simulator import snapshot
+from komorebi._simulator import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
+from komorebi._simulator import compile_commands, snapshot
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -29,6 +31,7 @@ class ThreadSpec:
     regions: tuple[tuple[str, Any], ...]  # a byte count, or an array's bytes copied at thread()
     words: tuple[int, ...]
     cores: int
+    heap: int = DEFAULT_HEAP_BYTES  # bytes, whole pages
 
 
 def _path(value: Any, parameter: str) -> Path:
@@ -84,19 +87,26 @@ class Program:
         regions: Mapping[str, np.ndarray | int] | None = None,
         words: Sequence[int] = (),
         cores: int = 1,
+        heap: int = DEFAULT_HEAP_BYTES,
     ) -> None:
         """Add an X280 thread on CLUSTER (0..3) built from SOURCES (C and assembly files).
 
         REGIONS maps a name to a byte count (a zeroed region) or a numpy array (its bytes,
         copied now: the caller's array is never changed); region IDs follow the mapping's
         order. WORDS are the argument words (at most 64, each 0 <= w < 2**32). CORES is how
-        many of the cluster's cores run kmx_main.
+        many of the cluster's cores run kmx_main. HEAP is the size in bytes of the heap the
+        thread's malloc takes from (64 MiB by default; rounded up to whole 4 KiB pages), one
+        for all its cores; when it is used up, malloc returns NULL.
         """
         cluster = _int(cluster, "cluster")
         if not 0 <= cluster < CLUSTERS:
             raise ValueError(f"cluster must be 0 to {CLUSTERS - 1}, not {cluster}")
         if cluster in self.threads:
             raise ValueError(f"cluster {cluster} already has a thread in program {self.name!r}; one thread per cluster")
+        heap = _int(heap, "heap")
+        if heap < 0:
+            raise ValueError(f"heap must be a byte count >= 0, not {heap}")
+        heap = -(-heap // PAGE) * PAGE
         cores = _int(cores, "cores")
         if not 1 <= cores <= CORES_PER_CLUSTER:
             raise ValueError(f"cores must be 1 to {CORES_PER_CLUSTER}, not {cores}")
@@ -140,8 +150,26 @@ class Program:
                 raise ValueError(f"words[{i}] must be 0 <= w < 2**32, not {word}")
             checked_words.append(word)
         self.threads[cluster] = ThreadSpec(
-            cluster, tuple(checked_sources), tuple(checked_regions), tuple(checked_words), cores
+            cluster, tuple(checked_sources), tuple(checked_regions), tuple(checked_words), cores, heap
         )
+
+
+    def write_compile_commands(self, folder: str | PathLike | None = None) -> Path:
+        """Write compile_commands.json for the program's thread sources into FOLDER (by
+        default the folder that holds them all) and return its path: the command each
+        source is compiled with, so that clangd (and the editors that use it) finds
+        kmx.h and the C library's headers and knows the card's target."""
+        sources = sorted({source for spec in self.threads.values() for source in spec.sources})
+        if not sources:
+            raise ValueError(f"program {self.name!r} has no thread; add one with program.thread(...)")
+        if folder is None:
+            folder = Path(os.path.commonpath([str(source.parent) for source in sources]))
+        folder = _path(folder, "folder")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"folder: {str(folder)!r} is not a folder")
+        path = folder / "compile_commands.json"
+        path.write_text(json.dumps(compile_commands(sources), indent=2) + "\n")
+        return path
 
 
 def _region_content(name: str, content: Any) -> Any:

@@ -13,19 +13,19 @@ from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options
 from komorebi._errors import CompileError
 from komorebi._results import Finding
 from komorebi.sim.build.cache import BuildError
-from komorebi.sim.build.thread import CompileFailed, build_thread
+from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.cache import model
 from komorebi.sim.card import Card
 from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.kmx.outbox import Handed as MachineHanded
-from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, LINE, MAX_REGIONS, MAX_WORDS
+from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, LINE, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
 from komorebi.sim.schedule import DEFAULT_QUANTUM
 
 __all__ = [
-    "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_QUANTUM", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
-    "Simulator", "snapshot",
+    "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_HEAP_BYTES", "DEFAULT_QUANTUM", "PAGE", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
+    "Simulator", "compile_commands", "snapshot",
 ]
 
 # The picture's vocabulary is the machine's: the same numbers.
@@ -70,7 +70,7 @@ class Simulator:
         try:
             for spec in sorted(threads, key=lambda t: t.cluster):
                 card.place_thread(spec.cluster, images[spec.cluster], spec.regions, spec.words, spec.cores,
-                                  shares_bank=spec.cluster in sharing)
+                                  shares_bank=spec.cluster in sharing, heap=spec.heap)
         except BaseException as error:
             card.stop()  # frees what was placed
             if isinstance(error, BuildError):  # the simulator's own hooks could not be built

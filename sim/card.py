@@ -33,7 +33,7 @@ from .kmx import console
 from .cluster import Cluster
 from .memory.dram import Bank
 from .hart.faults import CoreFault
-from .layout import SHARES
+from .layout import DEFAULT_HEAP_BYTES, SHARES
 from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
 from .schedule import DEFAULT_QUANTUM, Schedule
@@ -104,6 +104,7 @@ class Card:
         words: Sequence[int],
         cores: int,
         shares_bank: bool = False,
+        heap: int = DEFAULT_HEAP_BYTES,
     ) -> Cluster:
         """Place a thread on CLUSTER. SHARES_BANK: another thread of the card will reach
         its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
@@ -111,7 +112,7 @@ class Card:
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
-            self.coherence, shares_bank, self.output_limit,
+            self.coherence, shares_bank, self.output_limit, heap,
         )
         self.clusters[cluster] = placed
         return placed

@@ -23,7 +23,8 @@ from .explain import Explainer
 from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
 from .hart.faults import CoreFault
 from .image.elf import ThreadImage
-from .kmx import console
+from .kmx import console, linux
+from .kmx.heap import Heap
 from .kmx.outbox import Handed, Outbox
 from .kmx.traps import TrapTable
 from .layout import (
@@ -34,6 +35,7 @@ from .layout import (
     RESULT_WORDS,
     STACK_BYTES,
     STACK_GUARD_BYTES,
+    DEFAULT_HEAP_BYTES,
     Share,
     align_up,
     human_bytes,
@@ -94,6 +96,7 @@ class Cluster:
         coherence: str = "card",
         shares_bank: bool = False,
         output_limit: int | None = console.KEEP,
+        heap: int = DEFAULT_HEAP_BYTES,
     ) -> None:
         self.number = number
         self.coherence = coherence
@@ -113,14 +116,15 @@ class Cluster:
         self.cache = ClusterCache()
         self.traps = TrapTable(self)
 
-        stacks_end = image.size + cores * (STACK_GUARD_BYTES + STACK_BYTES)
+        heap = align_up(heap, PAGE)
+        stacks_end = image.size + cores * (STACK_GUARD_BYTES + STACK_BYTES) + GUARD_BYTES + heap
         if stacks_end > share.size:
             raise PlacementError(
                 f"the thread's image (its code, data and .bss) is {human_bytes(image.size)}, "
                 f"and with {'its' if cores == 1 else 'its ' + str(cores)} "
-                f"stack{'s' if cores > 1 else ''} of {human_bytes(STACK_BYTES)} it needs "
-                f"{human_bytes(stacks_end)}, but cluster {number}'s share of DRAM bank "
-                f"{share.bank} is {human_bytes(share.size)}"
+                f"stack{'s' if cores > 1 else ''} of {human_bytes(STACK_BYTES)} and its heap of "
+                f"{human_bytes(heap)} it needs {human_bytes(stacks_end)}, but cluster {number}'s "
+                f"share of DRAM bank {share.bank} is {human_bytes(share.size)}"
             )
         image_span = self.memory.add(Span.allocate("the thread's image", "image", share.base, image.size))
         image.place(image_span.array, share.base)
@@ -133,6 +137,9 @@ class Cluster:
             cursor += STACK_BYTES
         cursor += GUARD_BYTES
         self.stacks = stacks
+        # The C library's heap (sim.kmx.heap), after the stacks; a guard page after it.
+        self.heap = Heap(self.memory.add(Span.allocate("the thread's heap", "heap", share.base + cursor, heap)))
+        cursor += heap + GUARD_BYTES
         self.regions: list[Region] = []
         # Card mode, and no other cluster reaches it: the engines map DRAM itself.
         holding = holding_for(coherence, shares_bank)
@@ -169,7 +176,14 @@ class Cluster:
             counting=image.uses_cycles or cores > 1, on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
         )
-        self.cores = [Core(n, context, share.base + image.entry, share.base + image.halt, stacks[n].end) for n in range(cores)]
+        self.cores = []
+        for n in range(cores):
+            # What Linux gives a process at the top of its stack, for the C library's start.
+            block_at, block = linux.start_block(stacks[n].end, image.program_headers, n)
+            at = block_at - stacks[n].base
+            stacks[n].array[at : at + len(block)] = np.frombuffer(block, np.uint8)
+            self.cores.append(Core(n, context, share.base + image.entry, share.base + image.halt, block_at,
+                                   (block_at, cores)))
         self.ended = False
 
     def share_bank_with(self, other: "Cluster") -> None:
@@ -249,6 +263,14 @@ class Cluster:
     def core_exited(self, core: Core, code: int) -> None:
         core.code = code
         core.state = EXITED
+        core.stop_here()
+
+    def every_core_exited(self, core: Core, code: int) -> None:
+        """C's exit (the exit_group system call): every core of the thread ends, each
+        that had not returned with CODE."""
+        for other in self.cores:
+            if other.state != EXITED:
+                other.code, other.state, other.waiting, other.blocked_in = code, EXITED, None, ""
         core.stop_here()
 
     # -- the thread's end -------------------------------------------------------------------

@@ -11,13 +11,15 @@ caller's return address at fp-8, its frame pointer at fp-16).
 
 from __future__ import annotations
 
+import functools
+
 import struct
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol, Sequence
 
 from .hart.faults import CoreFault, Frame
-from .image.dwarf import LineTable, SourceLine
+from .image.dwarf import LineTable, SourceLine, line_table
 from .image.elf import ThreadImage
 from .isa import decode
 from .layout import (
@@ -74,7 +76,7 @@ class Explainer:
 
     @cached_property
     def line_table(self) -> LineTable:
-        return LineTable(self.image.path)
+        return line_table(self.image.path)
 
     def source_line(self, pc: int) -> SourceLine | None:
         offset = pc - self.image_base
@@ -88,25 +90,35 @@ class Explainer:
         return self.image_base + self.image.stubs.site_of(pc - self.image_base)
 
     def in_runtime(self, source: SourceLine) -> bool:
-        return Path(source.file).parent == self.runtime
+        """SOURCE is the runtime's (kmx_runtime/) or the C library's (musl's C, or zig's
+        own, in the ziglang package): not the user's line."""
+        return Path(source.file).parent == self.runtime or _in_c_library(source.file)
 
     def in_code(self, pc: int) -> bool:
         """PC is in the image's code (not its data, a stack or a region)."""
         return self.image.in_code(pc - self.image_base)
 
     def frames(self, pc: int, fp: int) -> list[Frame]:
-        """PC's frame, then its callers', by the frame-pointer chain from FP."""
+        """PC's frame, then its callers', by the frame-pointer chain from FP. (The C
+        library's frames have no source lines: they are named by their function.)"""
         pc = self.unstubbed(pc)
-        frames = [Frame(pc, self.source_line(pc))]
+        frames = [self._frame(pc)]
         for _ in range(BACKTRACE_DEPTH):
             try:
                 ra, fp = struct.unpack("<QQ", self.memory.peek(fp - 16, 16))[::-1]
             except MemoryAccessError:
                 break
-            if ra == 0 or self.source_line(call_site(ra)) is None:
+            if ra == 0 or not self.in_code(call_site(ra)):
                 break
-            frames.append(Frame(call_site(ra), self.source_line(call_site(ra))))
+            frames.append(self._frame(call_site(ra)))
         return frames
+
+    def _frame(self, pc: int) -> Frame:
+        source = self.source_line(pc)
+        if source is not None or not self.in_code(pc):
+            return Frame(pc, source)
+        symbol = self.image.symbol_at(pc - self.image_base)
+        return Frame(pc, None, symbol[0] if symbol else "")
 
     def user_frame(self, frames: list[Frame]) -> Frame:
         """The first frame outside the runtime (a kmx call's wrapper in kmx.h is a frame of
@@ -184,6 +196,9 @@ class Explainer:
                 return f"the guard below {stack.name}: a stack overflow"
             if stack.base <= address < stack.end:
                 return f"which is in {stack.name}{data}"
+        heap = self.memory.find(address)
+        if heap is not None and heap.kind == "heap":
+            return f"which is in the thread's heap (what malloc hands out){data}"
         for region in self.regions:
             start = region.address
             if start <= address < start + region.size:
@@ -209,3 +224,14 @@ class Explainer:
                 "the address kmx_region gives"
             )
         return "which is not in the thread's memory"
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_c_library(file: str) -> bool:
+    """FILE is one of the C library's sources: under the ziglang package (musl, zig's
+    compiler-rt), or zig's own (its libc parts are Zig, named like c/string.zig)."""
+    if file.endswith(".zig"):
+        return True
+    from .build.toolchain import zig_folder
+
+    return Path(file).is_relative_to(zig_folder())

@@ -3,7 +3,7 @@
 Each cluster sees its DRAM bank at the cached alias 0x4000_3000_0000. Clusters 0 and 1
 have banks D5 and D6 to themselves; clusters 2 and 3 share D7, cluster 3's half starting
 2 GiB in. Inside its share a cluster holds, in order: the thread's image, one stack per
-core (each with an unmapped guard below it), then the regions.
+core (each with an unmapped guard below it), the thread's heap, then the regions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ UNCACHED_ALIAS = 0x0000_3000_0000
 
 BANK_BYTES = 4 * GiB
 STACK_BYTES = 1 * MiB
-GUARD_BYTES = PAGE  # unmapped, after each region
+GUARD_BYTES = PAGE  # unmapped, after each region (and after the stacks and the heap)
+# The C library's heap (sim.kmx.heap), after the stacks: its default size, which a thread
+# sets with km.Program.thread(heap=...). Pages cost host memory only once touched.
+DEFAULT_HEAP_BYTES = 64 * MiB
 # Unmapped, below each stack. Threads are built to probe a frame bigger than a page a page
 # at a time as they make it (sim.build.thread), so any overflow meets this guard; it is
 # larger than a page for code built without probes (KMX_CC), whose frames of up to this

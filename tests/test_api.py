@@ -144,7 +144,8 @@ def test_timeouts_are_checked_on_both_ways_in(tmp_path, timeout, error, words):
 def test_a_source_deleted_before_load_is_named(tmp_path):
     source = tmp_path / "gone.c"
     source.write_text(TRIPLE.read_text())
-    program = km.Program("p", kernels=tmp_path)
+    (tmp_path / "kernels").mkdir()
+    program = km.Program("p", kernels=tmp_path / "kernels")
     program.thread(cluster=2, sources=[source], regions={"numbers": 4, "tripled": 4})
     source.unlink()
     with km.Session() as session:

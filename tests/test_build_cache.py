@@ -318,8 +318,11 @@ def test_no_home_and_no_password_entry_says_to_set_kmx_cache_dir(open_tmp):
 
 @pytest.mark.slow
 def test_no_home_but_a_cache_folder_compiles_with_zigs_cache_inside_it(tmp_path):
+    """(Through a KMX_CC that is zig's cc, freestanding: a fresh zig cache would otherwise
+    build the C library, a minute, for a test of where the cache goes.)"""
     cache = tmp_path / "cache"
-    said = _load_error(tmp_path, _env(HOME=None, XDG_CACHE_HOME=None, ZIG_GLOBAL_CACHE_DIR=None, KMX_CACHE_DIR=str(cache)))
+    said = _load_error(tmp_path, _env(HOME=None, XDG_CACHE_HOME=None, ZIG_GLOBAL_CACHE_DIR=None, KMX_CACHE_DIR=str(cache),
+                                      KMX_CC=str(zig_wrapper(tmp_path))))
     assert said.strip() == "LOADED", said
     assert (cache / "zig").is_dir()
 

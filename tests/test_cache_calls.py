@@ -2,7 +2,9 @@
 thread's end writes back the rest. Shown by C threads whose output differs accordingly."""
 
 import numpy as np
+import pytest
 
+import komorebi as km
 from tests.threads import program_for, run_to_end
 
 # Writes 7 into word 0, then (depending on argument word 0) flushes and/or invalidates,
@@ -27,7 +29,11 @@ int kmx_main(int core) {
 
 def run_mode(tmp_path, mode):
     start = np.array([100, 200, 300], dtype=np.uint32)
-    result, run = run_to_end(program_for(SOURCE, tmp_path, regions={"r": start}, words=[mode]))
+    with pytest.warns(km.CoherenceWarning) as said:  # (word 1 is never flushed: on purpose)
+        result, run = run_to_end(program_for(SOURCE, tmp_path, regions={"r": start}, words=[mode]))
+    kinds = sorted(f.kind for f in run.findings)
+    assert len(said) == len(kinds) and "unflushed-write" in kinds
+    assert ("invalidate-dropped-writes" in kinds) == (mode == 2)
     return result.words[0], run.thread.read("r").view(np.uint32).tolist()
 
 
@@ -63,6 +69,7 @@ int kmx_main(int core) {
     return 0;
 }
 """
-    result, run = run_to_end(program_for(source, tmp_path, regions={"r": 64}))
+    with pytest.warns(km.CoherenceWarning, match=r"kmx_invalidate\(0\) at line 10 dropped dirty lines"):
+        result, run = run_to_end(program_for(source, tmp_path, regions={"r": 64}))
     assert result.words[0] == 1
     assert run.thread.read("r").view(np.uint32)[0] == 1

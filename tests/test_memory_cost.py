@@ -22,14 +22,15 @@ LESSON = ROOT / "tutorial" / "35_sharing_memory"
 @pytest.mark.skipif(host.way() != "linux", reason="the figure is the linux way's: the portable one copies what it shares")
 def test_a_region_tripled_into_another_costs_about_two_regions():
     """bench/bigregion.py over 64 MiB into 64 MiB, in a process of its own: the peak above
-    the interpreter's own memory stays within 2.5 times one region plus a fixed 48 MiB (the
-    engines, the build, numpy's temporaries). Before sim.memory.dram it was 5 to 7 times."""
+    the interpreter's own memory stays within 2.5 times one region plus a fixed 56 MiB (the
+    engines, the build and the C library's image, numpy's temporaries: 202 to 208 MiB in
+    all, measured). Before sim.memory.dram it was 5 to 7 times."""
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "bigregion.py"), "--mib", "64"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["correct"]
-    assert figures["peak_mib_above_baseline"] <= 2.5 * 64 + 48, figures
+    assert figures["peak_mib_above_baseline"] <= 2.5 * 64 + 56, figures
 
 
 def test_what_read_returns_is_the_callers_own(kernels):

@@ -46,15 +46,22 @@ class CompileFailed(BuildError):
         self.command = list(command)
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
-RUNTIME_SOURCES = ("start.S", "libc.c", "print.c")
+# The runtime a thread links: the start code, the C library's start on each core and what
+# C++ needs beyond it (with the default compiler, whose C library it is: musl,
+# sim.kmx.linux), or the little a freestanding build needs (KMX_CC); and kmx_print.
+RUNTIME_SOURCES = ("start.S", "process.c", "cxx.c", "print.c")
+FREESTANDING_RUNTIME_SOURCES = ("start.S", "freestanding.c", "print.c")
 LINKER_SCRIPT = RUNTIME / "kmx.ld"
 
-ZIG_TARGET = ["-target", "riscv64-freestanding-none"]  # and the -mcpu of sim.isa.target
+# zig's clang builds for Linux with musl, and links musl (built once by zig, into its own
+# cache, for the target's -mcpu): the thread's C library. Static: no dynamic linker.
+ZIG_TARGET = ["-target", "riscv64-linux-musl"]  # and the -mcpu of sim.isa.target
 COMPILE_FLAGS = [
     "-O2",
     "-g",
+    "-UNDEBUG",  # zig's cc defines NDEBUG when it optimises; C's assert is on unless the user says
+
     "-mcmodel=medany",
-    "-ffreestanding",
     "-fPIE",
     "-fno-omit-frame-pointer",
     "-fno-optimize-sibling-calls",  # every caller keeps its frame: whole backtraces
@@ -69,10 +76,14 @@ COMPILE_FLAGS = [
 # uses t1 and t2 as scratch, and a prologue that shrink-wrap moves past code holding live
 # values in them clobbers them (llvm/llvm-project#198699).
 ZIG_PROBES = ["-Xclang", "-fstack-clash-protection", "-mllvm", "-enable-shrink-wrap=false"]
+# C++ sources: no exceptions and no RTTI, whose runtime (libc++abi) a thread does not link
+# (kmx_runtime/cxx.c has what the rest of C++ needs). A user's flags come after these.
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".C")
+CXX_FLAGS = ["-fno-exceptions", "-fno-rtti"]
 LINK_FLAGS = [
     "-g",  # keep the symbols and the DWARF (zig strips them at -Os without it)
     "-fPIE",
-    "-Wl,--no-gc-sections",  # a removed function keeps DWARF rows at address 0
+    "-Wl,--gc-sections",  # (the C library's unused functions go; kmx.ld starts the code a page in)
     "-Wl,--no-dynamic-linker",
     "-Wl,-z,norelro",
 ]
@@ -96,15 +107,41 @@ class Toolchain:
         return not self.custom or "clang" in Path(self.command[0]).name
 
     def compile_flags(self) -> list[str]:
-        return [*COMPILE_FLAGS, *([] if self.custom else ZIG_PROBES), *self.target_flags()]
+        own = ["-ffreestanding"] if self.custom else ZIG_PROBES
+        return [*COMPILE_FLAGS, *own, *self.target_flags()]
 
     def link_flags(self) -> list[str]:
         # KMX_CFLAGS go to the link too (a -mcpu or -march picks the libraries); clang
         # would warn of the ones only a compile uses.
         quiet = ["-Qunused-arguments"] if self.clang_like else []
-        return [*LINK_FLAGS, "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags()]
+        if self.custom:
+            return [*LINK_FLAGS, "-nostdlib", "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags()]
+        return [*LINK_FLAGS, "-static", "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags(library=True)]
 
-    def target_flags(self) -> list[str]:
+    @property
+    def runtime_sources(self) -> list[Path]:
+        names = FREESTANDING_RUNTIME_SOURCES if self.custom else RUNTIME_SOURCES
+        return [RUNTIME / name for name in names]
+
+    def flags_for(self, source: Path) -> list[str]:
+        """The compile flags of SOURCE: process.c is compiled as a part of musl is, with
+        its internal headers."""
+        if source == RUNTIME / "process.c":
+            # (no stack protector: core 0's start sets the canary, as musl's own start does)
+            flags = [*musl_internal_flags(), *self.compile_flags(), "-fno-stack-protector"]
+            if self.library_has_vectors():
+                flags.append("-DKMX_LIBRARY_VECTORS=1")  # (its start ran vector code)
+            return flags
+        if source.suffix in CXX_SUFFIXES:
+            return [*CXX_FLAGS, *self.compile_flags()]
+        return self.compile_flags()
+
+    def library_has_vectors(self) -> bool:
+        """The C library linked is the X280's own build, vector code and all."""
+        extensions, _ = target.target(_user_flags())
+        return target.library_cpu(extensions) == target.LIBRARY_CPUS[0]
+
+    def target_flags(self, library: bool = False) -> list[str]:
         """KMX_CFLAGS, with the target the simulated X280 runs (sim.isa.target): for zig's
         clang an -mcpu (which it takes in place of gcc's -march), the default one when they
         name none; a custom compiler (KMX_CC) gets its -march or -mcpu as given, checked.
@@ -116,7 +153,16 @@ class Toolchain:
             raise CompileFailed(str(error)) from None
         if self.custom:
             return flags
-        return [target.zig_cpu(extensions), *rest]
+        # (LIBRARY: the link's, whose -mcpu picks the build of the C library it links)
+        return [target.library_cpu(extensions) if library else target.zig_cpu(extensions), *rest]
+
+
+def musl_internal_flags() -> list[str]:
+    """The include folders musl's own sources are compiled with, in the ziglang package
+    (the order of musl's Makefile)."""
+    musl = toolchain.zig_folder() / "lib" / "libc" / "musl"
+    folders = [musl / "src" / "include", musl / "src" / "internal", musl / "arch" / "riscv64", musl / "arch" / "generic"]
+    return [flag for folder in folders for flag in ("-I", str(folder))]
 
 
 def _user_flags() -> list[str]:
@@ -161,12 +207,13 @@ def build_thread(sources: Sequence[Path]) -> Built:
     build could not run."""
     global compiler_runs
     tools = toolchain_in_use()
-    every = [RUNTIME / name for name in RUNTIME_SOURCES] + [Path(s).resolve() for s in sources]
+    every = tools.runtime_sources + [Path(s).resolve() for s in sources]
     # The whole thread first: one entry that names every file of every compile (made from
     # the objects' entries), so that a hit reads one manifest, not one a source.
     key = build_cache.key_of(
         ["thread", tools.identity, *tools.command, "--", *tools.compile_flags(), "--", *tools.link_flags(),
-         *_context(), LINKER_SCRIPT.read_bytes(), *(part for f in every for part in (str(f), f.read_bytes()))]
+         *_context(), LINKER_SCRIPT.read_bytes(),
+         *(part for f in every for part in (str(f), f.read_bytes(), *tools.flags_for(f)))]
     )
     found = build_cache.lookup("programs", key)
     if found is not None:
@@ -203,7 +250,7 @@ class _Built:
 def _object(tools: Toolchain, source: Path) -> _Built:
     """SOURCE compiled to an object."""
     global _compiles
-    flags = tools.compile_flags()
+    flags = tools.flags_for(source)
     key = build_cache.key_of(
         ["object", tools.identity, *tools.command, "--", *flags, *_context(), str(source), source.read_bytes()]
     )
@@ -271,3 +318,51 @@ def _run(argv: list[str], what: str) -> toolchain.Done:
             f"the compiler {argv[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",
             command=argv,
         ) from None
+
+
+# -- for the user's editor -----------------------------------------------------------------
+
+
+def system_include_folders() -> list[Path]:
+    """The folders zig's clang searches for <...> when it builds a thread: clang's own
+    headers (riscv_vector.h, stddef.h), then musl's for riscv64."""
+    lib = toolchain.zig_folder() / "lib"
+    libc = lib / "libc" / "include"
+    return [lib / "include", libc / "riscv64-linux-musl", libc / "generic-musl", libc / "riscv-linux-any",
+            libc / "any-linux-any"]
+
+
+def compile_commands(sources: Sequence[Path]) -> list[dict]:
+    """compile_commands.json's entries for SOURCES (a thread's own files): the command
+    each is compiled with, runnable as it is, with the compiler's system folders named
+    (-isystem) so that clangd, which does not run the compiler, finds the C library's
+    headers. The default compiler is named by a two-line script in the build cache
+    (`kmx-clang`, `python -m ziglang cc`): clangd reads a command whose first word is a
+    clang driver."""
+    tools = toolchain_in_use()
+    driver = list(tools.command) if tools.custom else [str(_driver_script()), *tools.command[len(toolchain.zig()) + 1:]]
+    system = [] if tools.custom else [flag for folder in system_include_folders() for flag in ("-isystem", str(folder))]
+    entries = []
+    for source in sources:
+        source = Path(source).resolve()
+        arguments = [*driver, *tools.flags_for(source), *system, "-I", str(RUNTIME), "-c", str(source),
+                     "-o", os.devnull]
+        entries.append({"directory": str(source.parent), "file": str(source), "arguments": arguments})
+    return entries
+
+
+def _driver_script() -> Path:
+    """The build cache's `kmx-clang`: the ziglang package's clang, under a name editors
+    take for a clang driver."""
+    import sys
+
+    folder = build_cache.cache_dir() / "bin"
+    if os.name == "nt":
+        script, text = folder / "kmx-clang.cmd", f'@"{sys.executable}" -m ziglang cc %*\r\n'
+    else:
+        script, text = folder / "kmx-clang", f'#!/bin/sh\nexec "{sys.executable}" -m ziglang cc "$@"\n'
+    if not script.exists() or script.read_text() != text:
+        folder.mkdir(parents=True, exist_ok=True)
+        script.write_text(text)
+        script.chmod(0o755)
+    return script

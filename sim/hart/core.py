@@ -145,10 +145,11 @@ class HartContext:
 
 
 class Core:
-    """Hart NUMBER: enters ENTRY with its stack at STACK_TOP and runs until HALT, where
-    the start code goes once kmx_main has returned."""
+    """Hart NUMBER: enters ENTRY with its stack at STACK_TOP, a0 = NUMBER and a1, a2 =
+    ARGUMENTS, and runs until HALT, where the start code goes once kmx_main has returned."""
 
-    def __init__(self, number: int, context: HartContext, entry: int, halt: int, stack_top: int) -> None:
+    def __init__(self, number: int, context: HartContext, entry: int, halt: int, stack_top: int,
+                 arguments: tuple[int, ...] = ()) -> None:
         self.number = number
         self.context = context
         self.state = READY
@@ -205,7 +206,8 @@ class Core:
             self.native.turn.counting = 1
         self.engine.hook_native("interrupt", hooks.function("isa_trap"), ctypes.addressof(self.native))
         self.engine.write("sp", stack_top)
-        self.engine.write("a0", number)
+        for register, value in zip(("a0", "a1", "a2"), (number, *arguments)):
+            self.engine.write(register, value)
         self.pc = entry
         # The engine's `until` must be a mapped address: Unicorn looks its page up
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
@@ -409,6 +411,10 @@ class Core:
     def call_arguments(self) -> tuple[int, int, int, int]:
         """The kmx call number (a7) and its arguments (a0, a1, a2)."""
         return tuple(self.engine.read_many(["a7", "a0", "a1", "a2"]))
+
+    def system_call_arguments(self) -> tuple[int, ...]:
+        """A Linux system call's six arguments, a0 to a5 (sim.kmx.linux)."""
+        return tuple(self.engine.read_many(["a0", "a1", "a2", "a3", "a4", "a5"]))
 
     def set_return(self, value: int) -> None:
         self.engine.write("a0", value)

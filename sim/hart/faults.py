@@ -16,9 +16,11 @@ from ..image.dwarf import SourceLine
 class Frame:
     pc: int
     source: SourceLine | None
+    function: str = ""  # the function's name, for a frame with no source line (the C library's)
 
     def __str__(self) -> str:
-        return f"{self.source or '(no source line)'} (pc {self.pc:#x})"
+        where = self.source or (f"{self.function} (the C library)" if self.function else "(no source line)")
+        return f"{where} (pc {self.pc:#x})"
 
 
 class CallError(Exception):

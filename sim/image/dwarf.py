@@ -6,11 +6,15 @@ Read once per image, when first asked (a fault, a finding), never on the fast pa
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
+
+
+DEAD_BELOW = 0x1000  # where the image's code starts (kmx_runtime/kmx.ld)
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,32 @@ class SourceLine:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+@functools.lru_cache(maxsize=32)
+def _line_table(path: Path, _size: int, _mtime: int) -> "LineTable":
+    return LineTable(path)
+
+
+def line_table(path: Path) -> "LineTable":
+    """The line table of the ELF at PATH, read once a process (the build cache names an
+    ELF by its contents)."""
+    stat = os.stat(path)
+    return _line_table(Path(path), stat.st_size, stat.st_mtime_ns)
+
+
+def _c_library_unit(unit) -> bool:
+    """UNIT was compiled from the C library's sources (musl's, zig's own), which the
+    ziglang package holds: reading its rows would cost more than all the rest."""
+    name = unit.get_top_DIE().attributes.get("DW_AT_name")
+    if name is None:
+        return False
+    text = name.value.decode(errors="replace") if isinstance(name.value, bytes) else str(name.value)
+    if text.endswith(".zig") or "/ziglang/" in text or text in ("zigc", "compiler_rt"):
+        return True
+    directory = unit.get_top_DIE().attributes.get("DW_AT_comp_dir")
+    folder = directory.value.decode(errors="replace") if directory and isinstance(directory.value, bytes) else ""
+    return "/ziglang/lib" in os.path.join(folder, text)
 
 
 class LineTable:
@@ -35,18 +65,26 @@ class LineTable:
                 return
             dwarf = elf.get_dwarf_info()
             for unit in dwarf.iter_CUs():
+                if _c_library_unit(unit):
+                    continue  # (its lines are not the user's: its frames go by name)
                 program = dwarf.line_program_for_CU(unit)
                 if program is None:
                     continue
                 files = self._file_names(program, unit)
+                sequence: list[tuple[int, SourceLine | None]] = []
                 for entry in program.get_entries():
                     state = entry.state
                     if state is None:
                         continue
                     if state.end_sequence:
-                        rows.append((state.address, None))
+                        sequence.append((state.address, None))
+                        # A sequence at address 0 is a function the linker removed: the
+                        # image's code starts a page in (kmx_runtime/kmx.ld).
+                        if sequence[0][0] >= DEAD_BELOW:
+                            rows.extend(sequence)
+                        sequence = []
                     elif state.line:
-                        rows.append((state.address, SourceLine(files.get(state.file, "?"), state.line)))
+                        sequence.append((state.address, SourceLine(files.get(state.file, "?"), state.line)))
         rows.sort(key=lambda row: row[0])
         self._addresses = [address for address, _ in rows]
         self._lines = [line for _, line in rows]

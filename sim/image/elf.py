@@ -33,7 +33,11 @@ from ..layout import PAGE, align_up
 R_RISCV_NONE = 0
 R_RISCV_RELATIVE = 3
 HALT_SYMBOL = "kmx__halt"
+# Where each core starts (kmx_runtime/start.S): by name, as the ELF's own entry is the C
+# library's Linux start code when zig links it.
+ENTRY_SYMBOL = "kmx__start"
 CYCLES_SYMBOL = "kmx_cycles"  # present only when the thread calls it (kmx.h: static)
+CLOCK_SYMBOL = "__clock_gettime"  # the C library's clocks count the core's cycles too
 
 
 class ImageError(Exception):
@@ -53,7 +57,8 @@ class ThreadImage:
     code: tuple[tuple[int, int], ...] = ()  # [start, end) of each executable section
     traps: dict[int, stand_in.Trapped] = field(default_factory=dict, repr=False)  # offset -> what
     symbols: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)  # (start, size, name)
-    calls_cycles: bool = False  # the thread calls kmx_cycles
+    calls_cycles: bool = False  # the thread calls kmx_cycles (or reads the C library's clocks)
+    program_headers: bytes = field(default=b"", repr=False)  # the ELF's, for the aux vector (sim.kmx.linux)
     stubs: rewrite.Stubs = field(default=rewrite.NO_STUBS, repr=False)  # Zba, Zbb in RV64GC
 
     @property
@@ -103,6 +108,14 @@ def _load(path: Path, _size: int, _mtime: int, _rewrites: bool) -> ThreadImage:
         raise ImageError(f"{path} is not an ELF the simulator can read ({error})") from None
 
 
+def _program_headers(elf: ELFFile) -> bytes:
+    """The ELF's program header table, as the file holds it (the C library reads it at
+    start, through the aux vector, to find the thread-local storage)."""
+    start, size = elf["e_phoff"], elf["e_phnum"] * elf["e_phentsize"]
+    elf.stream.seek(start)
+    return elf.stream.read(size)
+
+
 def _read(path: Path, elf: ELFFile) -> ThreadImage:
     if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 64:
         raise ImageError(f"{path} is not a 64-bit RISC-V ELF ({elf['e_machine']})")
@@ -146,18 +159,20 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
     halt = next((s for s in symbols if s.name == HALT_SYMBOL), None)
     if halt is None:
         raise ImageError(f"{path} has no {HALT_SYMBOL}: link it with kmx_runtime/start.S")
+    start = next((s for s in symbols if s.name == ENTRY_SYMBOL), None)
     named = tuple(sorted((s.value, s.size, s.name) for s in symbols if s.name and s.kind in (STT_OBJECT, STT_FUNC)))
     return ThreadImage(
         Path(path),
         align_up(end, PAGE),
         segments,
-        elf["e_entry"],
+        elf["e_entry"] if start is None else start.value,
         halt.value,
         tuple(relocations),
         tuple(code),
         traps,
         named,
-        calls_cycles=any(s.name == CYCLES_SYMBOL for s in symbols),
+        calls_cycles=any(s.name in (CYCLES_SYMBOL, CLOCK_SYMBOL) for s in symbols),
+        program_headers=_program_headers(elf),
         stubs=rewrite.rewrite(rewritable, *area) if None not in area and _rewriting() else rewrite.NO_STUBS,
     )
 

@@ -210,6 +210,19 @@ def zig_cpu(extensions: Sequence[str]) -> str:
     return "-mcpu=generic_rv64" + "".join(f"+{e}" for e in sorted(set(extensions) - {"i"}))
 
 
+# The C library (sim.build.thread) is built by zig for one of two CPUs, so that threads
+# built for many -march values share two builds of it (each takes about a minute): the
+# X280's own for a thread built for all of it, else plain RV64GC, whose code the engine
+# runs by itself and every other target includes. So the library never has an
+# instruction the thread's target lacks.
+LIBRARY_CPUS = (f"-mcpu={DEFAULT_CPU}", "-mcpu=baseline_rv64")
+
+
+def library_cpu(extensions: Sequence[str]) -> str:
+    """zig's -mcpu for the C library a thread of EXTENSIONS links."""
+    return LIBRARY_CPUS[0] if implied(extensions) >= implied(X280) else LIBRARY_CPUS[1]
+
+
 def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:
     """The extensions FLAGS (KMX_CFLAGS, split) ask for, and FLAGS without them. As in gcc
     and clang, an -march names the instruction set whatever -mcpu says (the last -march

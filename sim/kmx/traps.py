@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 from ..hart.faults import CallError
 from ..layout import RESULT_WORDS, count_bytes
 from ..memory.address_space import MemoryAccessError
+from .linux import Linux, SystemCallFault
 from .printf import FormatError, format_print
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class Thread(Protocol):
     def submit(self, core: "Core") -> None: ...
     def print(self, core: "Core", text: str) -> None: ...
     def barrier(self, core: "Core") -> None: ...
+    def every_core_exited(self, core: "Core", code: int) -> None: ...
 
 MAX_PRINT_ARGUMENTS = 16
 
@@ -59,6 +61,7 @@ class Call(IntEnum):
     CYCLES = 10
     CLUSTER = 11
     BARRIER = 12
+    ASSERT = 13  # the C library's assert (kmx_runtime/process.c)
 
     @property
     def c_name(self) -> str:
@@ -88,16 +91,16 @@ class TrapTable:
             Call.CYCLES: self.cycles,
             Call.CLUSTER: self.cluster_number,
             Call.BARRIER: self.barrier,
+            Call.ASSERT: self.assert_failed,
         }
+        self.linux = Linux(thread)
 
     def dispatch(self, core: "Core") -> None:
         number, a0, a1, a2 = core.call_arguments()
         handler = self._handlers.get(number)
         if handler is None:
-            raise core.fault(
-                core.call_pc(),
-                f"an ecall with {number} in a7, which is no kmx call (kmx.h numbers them 1 to {max(Call)})",
-            )
+            self._system_call(core, number)
+            return
         try:
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
@@ -109,6 +112,25 @@ class TrapTable:
             ) from None
         except (CallError, FormatError) as error:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
+        if value is not None:
+            core.set_return(value)
+
+    def _system_call(self, core: "Core", number: int) -> None:
+        """An ecall that is no kmx call: one of the Linux system calls the C library makes
+        (sim.kmx.linux), or a fault that says what it was."""
+        if not self.linux.serves(number):
+            raise core.fault(core.call_pc(), Linux.unknown(number, max(Call)))
+        try:
+            value = self.linux.call(core, number, core.system_call_arguments())
+        except MemoryAccessError as error:
+            detail = self.thread.explainer.describe_address(error.address) if error.outside else error.why
+            raise core.fault(
+                core.call_pc(),
+                f"the C library's {Linux.name(number)} system call: a pointer "
+                f"to {count_bytes(error.size)} at {error.address:#x}, {detail}",
+            ) from None
+        except SystemCallFault as error:
+            raise core.fault(core.call_pc(), str(error)) from None
         if value is not None:
             core.set_return(value)
 
@@ -181,3 +203,11 @@ class TrapTable:
 
     def barrier(self, core: "Core", _a0: int, _a1: int, _a2: int) -> None:
         self.thread.barrier(core)
+
+    def assert_failed(self, core: "Core", expression: int, file: int, line: int) -> None:
+        memory = self.thread.memory
+        raise core.fault(
+            core.call_pc(),
+            f"assertion failed: {memory.read_string(expression)} "
+            f"({memory.read_string(file).rsplit('/', 1)[-1]}:{_signed32(line)})",
+        )

@@ -49,7 +49,8 @@ PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 
 SPAN_IMAGE, SPAN_STACK, SPAN_REGION = 0, 1, 2
 BLOCK_CACHE = 1024  # hooks.h: instruction counts of recent blocks
-SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "region": SPAN_REGION}
+# (the heap is private data as a stack is: read and written, never run)
+SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "heap": SPAN_STACK, "region": SPAN_REGION}
 
 _u8 = ctypes.POINTER(ctypes.c_uint8)
 _u64 = ctypes.POINTER(ctypes.c_uint64)

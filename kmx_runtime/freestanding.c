@@ -1,10 +1,21 @@
-/* The little of libc that compilers call on their own: struct copies and loops that the
- * optimiser turns into memcpy/memset/memmove/memcmp. `no_builtin` keeps the optimiser from
+/* A thread built with another compiler (KMX_CC) links this in place of the C library
+ * (which comes with the default compiler, kmx_runtime/process.c): the start of each core,
+ * and the little of libc that compilers call on their own, struct copies and loops that
+ * the optimiser turns into memcpy/memset/memmove/memcmp. `no_builtin` keeps the optimiser from
  * turning these loops back into calls to themselves. */
 #include <stddef.h>
 #include <stdint.h>
 
 #define KMX_LIBC __attribute__((no_builtin, used))
+
+int kmx_main(int core);
+
+/* Entered from start.S; no C library to start. */
+int kmx__start_core(int core, void* start, int cores) {
+    (void)start;
+    (void)cores;
+    return kmx_main(core);
+}
 
 KMX_LIBC void* memcpy(void* restrict dst, const void* restrict src, size_t n) {
     unsigned char* d = dst;

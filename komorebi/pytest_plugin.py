@@ -1,0 +1,186 @@
+"""komorebi's pytest plugin: fixtures and options for a project's own tests of its threads.
+
+Installed with the package (the `pytest11` entry point `komorebi`), so any test suite that
+has komorebi-sim installed has it (docs/your-project.md):
+
+- `km_session`: a km.Session for the test, closed after it (every run it loaded stopped).
+  `@pytest.mark.komorebi(coherence="strict", schedule_seed=3, quantum=1000)` sets its
+  arguments.
+- `--km-strict`: every `km_session` is a strict-mode session.
+- `--km-findings=error`: a test whose runs had any coherence finding fails, with each
+  finding's text (file, line, what to do). (`warn`, the default, leaves them as
+  km.CoherenceWarning warnings.)
+- `--km-seeds=N`: each test that uses `km_session` runs N times, under schedule_seed 0 to
+  N-1, each its own test with `km-seed-K` in its id (a marker's schedule_seed pins one).
+- `--km-artifacts=DIR`: where a failing test's story is saved, in a folder named after
+  the test: each thread's fault with its backtrace and its output, the findings,
+  `cache_report()` and the cache map (SVG). The default is `km-artifacts` under pytest's
+  temporary folder (`--basetemp`).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+import komorebi as km
+
+MARKER = "komorebi"
+_MARKER_ARGUMENTS = ("coherence", "schedule_seed", "quantum", "output_limit")
+_FINDINGS = ("warn", "error")
+_SESSION = pytest.StashKey["_Recorder"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("komorebi", "komorebi (simulated Blackhole card)")
+    group.addoption("--km-strict", action="store_true", default=False,
+                    help="run every km_session in strict coherence mode")
+    group.addoption("--km-findings", choices=_FINDINGS, default="warn",
+                    help="error: fail a test whose runs had a coherence finding (default: warn)")
+    group.addoption("--km-seeds", type=int, default=0, metavar="N",
+                    help="run each km_session test under schedule_seed 0 to N-1")
+    group.addoption("--km-artifacts", default=None, metavar="DIR",
+                    help="where a failing test's faults, findings and cache map are saved "
+                         "(default: km-artifacts in pytest's temporary folder)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(coherence=None, schedule_seed=None, quantum=None, output_limit=None): "
+        "the km.Session arguments of the test's km_session fixture",
+    )
+    seeds = config.getoption("--km-seeds")
+    if seeds < 0:
+        raise pytest.UsageError(f"--km-seeds must be a number of seeds >= 0, not {seeds}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    seeds = metafunc.config.getoption("--km-seeds")
+    if not seeds or "km_session" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker(MARKER)
+    if marker is not None and marker.kwargs.get("schedule_seed") is not None:
+        return  # the test pins its seed
+    metafunc.parametrize("km_seed", range(seeds), indirect=True, ids=[f"km-seed-{n}" for n in range(seeds)])
+
+
+@pytest.fixture
+def km_seed(request: pytest.FixtureRequest) -> int | None:
+    """The schedule seed of this test's km_session (--km-seeds), or None."""
+    return getattr(request, "param", None)
+
+
+@pytest.fixture
+def km_session(request: pytest.FixtureRequest, km_seed: int | None):
+    """A km.Session for the test; every run it loaded is stopped, and it is closed, after."""
+    arguments = _session_arguments(request.node, request.config)
+    if km_seed is not None:
+        arguments["schedule_seed"] = km_seed
+    session = km.Session(**arguments)
+    recorder = _Recorder(session)
+    request.node.stash[_SESSION] = recorder
+    try:
+        yield session
+    finally:
+        with warnings.catch_warnings():
+            # (findings were reported, or made errors, at the end of the test's call)
+            warnings.simplefilter("ignore", km.CoherenceWarning)
+            session.close()
+
+
+def _session_arguments(node: pytest.Item, config: pytest.Config) -> dict:
+    marker = node.get_closest_marker(MARKER)
+    arguments = {}
+    if marker is not None:
+        if marker.args:
+            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER} takes keyword arguments only "
+                                    f"({', '.join(_MARKER_ARGUMENTS)}), not {marker.args!r}")
+        unknown = sorted(set(marker.kwargs) - set(_MARKER_ARGUMENTS))
+        if unknown:
+            raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.{MARKER} has no argument "
+                                    f"{', '.join(unknown)}; it takes {', '.join(_MARKER_ARGUMENTS)}")
+        arguments.update((k, v) for k, v in marker.kwargs.items() if v is not None)
+    if config.getoption("--km-strict"):
+        arguments["coherence"] = "strict"
+    return arguments
+
+
+class _Recorder:
+    """The runs a test's session loaded, for the end of the test."""
+
+    def __init__(self, session: km.Session) -> None:
+        self.runs: list[km.Run] = []
+        load = session.load
+
+        def recording_load(program: km.Program) -> km.Run:
+            run = load(program)
+            self.runs.append(run)
+            return run
+
+        session.load = recording_load  # (the session's own attribute: this test's only)
+
+    def stop_all(self) -> list[km.Finding]:
+        """Stop every run (findings are complete then); their findings."""
+        findings: list[km.Finding] = []
+        for run in self.runs:
+            run.stop()  # (a run the test did not stop issues its CoherenceWarnings now)
+            findings.extend(run.findings)
+        return findings
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    outcome = yield
+    recorder = item.stash.get(_SESSION, None)
+    if recorder is None:
+        return
+    failed = outcome.excinfo is not None
+    try:
+        findings = recorder.stop_all()
+    except Exception as error:  # noqa: BLE001 - a run that cannot stop fails the test
+        if not failed:
+            outcome.force_exception(error)
+        failed, findings = True, []
+    if not failed and findings and item.config.getoption("--km-findings") == "error":
+        text = "\n".join(f"  {finding}" for finding in findings)
+        count = len(findings)
+        outcome.force_exception(pytest.fail.Exception(
+            f"{count} coherence finding{'s' if count != 1 else ''} (--km-findings=error):\n{text}", pytrace=False))
+        failed = True
+    if failed:
+        folder = _save_artifacts(item, recorder, findings)
+        if folder is not None:
+            item.add_report_section("call", "komorebi", f"the runs' faults, findings and cache maps: {folder}")
+
+
+def _artifacts_root(config: pytest.Config) -> Path:
+    given = config.getoption("--km-artifacts")
+    if given:
+        return Path(given)
+    return config._tmp_path_factory.getbasetemp() / "km-artifacts"  # type: ignore[attr-defined]
+
+
+def _save_artifacts(item: pytest.Item, recorder: _Recorder, findings: list[km.Finding]) -> Path | None:
+    if not recorder.runs:
+        return None
+    folder = _artifacts_root(item.config) / _file_name(item.nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "findings.txt").write_text("".join(f"{finding}\n" for finding in findings) or "no findings\n")
+    for index, run in enumerate(recorder.runs):
+        name = f"run{index}" if len(recorder.runs) > 1 else "run"
+        (folder / f"{name}-cache-report.txt").write_text(run.cache_report())
+        run.cache_map(folder / f"{name}-cache-map.svg")
+        for cluster, thread in sorted(run.threads.items()):
+            fault = thread.fault
+            (folder / f"{name}-cluster{cluster}-fault.txt").write_text(f"{fault}\n" if fault else "no fault\n")
+            (folder / f"{name}-cluster{cluster}-output.txt").write_text(thread.output)
+    return folder
+
+
+def _file_name(nodeid: str) -> str:
+    """A test's id as a folder name: test_x.py::test_y[km-seed-3] -> test_x.py-test_y-km-seed-3."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", nodeid).strip("-")[:200]

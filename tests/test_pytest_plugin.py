@@ -1,0 +1,196 @@
+"""komorebi's pytest plugin (komorebi/pytest_plugin.py), as a user's test suite meets it:
+each test here writes a small project (a thread, a test file) and runs pytest on it with
+pytester."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# zig's cache as this process found it: pytester gives each run a HOME of its own, where
+# zig would build the C library again (a minute a test).
+ZIG_CACHE = os.environ.get("ZIG_GLOBAL_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path(os.environ.get("HOME", "~")).expanduser() / ".cache") / "zig")
+
+# A thread that writes word i of region 0 as i * 3 for its word count, flushing or not.
+THREAD = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint32_t* out = (uint32_t*)kmx_region(0, 0);
+    uint32_t n = kmx_word(0);
+    for (uint32_t i = 0; i < n; i++) out[i] = i * 3;
+    if (kmx_word(1)) kmx_flush(0);
+    return kmx_word(2);
+}
+"""
+
+HEADER = """
+import numpy as np
+import pytest
+import komorebi as km
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+def program(flush=1, code=0, n=16):
+    p = km.Program("p", kernels=HERE / "kernels")
+    p.thread(cluster=0, sources=[HERE / "thread.c"], regions={"out": 4096}, words=[n, flush, code])
+    return p
+
+def finish(run):
+    result = run.thread_result(timeout=60)
+    run.stop()
+    return result
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch):
+    """A user's project: a thread, a kernels folder, and a test file made from BODY."""
+    monkeypatch.setenv("ZIG_GLOBAL_CACHE_DIR", ZIG_CACHE)
+    # (a user's project, which leaves komorebi's warnings as warnings: this suite's own
+    # configuration makes them errors, and an inline run would inherit that)
+    pytester.makeini("[pytest]\nfilterwarnings =\n    default::komorebi.CoherenceWarning\n")
+    (pytester.path / "kernels").mkdir()
+    (pytester.path / "thread.c").write_text(THREAD)
+
+    def make(body: str) -> pytest.Pytester:
+        pytester.makepyfile(test_threads=HEADER + textwrap.dedent(body))
+        return pytester
+
+    return make
+
+
+def test_the_plugin_is_installed_as_a_pytest11_entry_point():
+    found = [e for e in importlib.metadata.entry_points(group="pytest11") if e.name == "komorebi"]
+    assert [e.value for e in found] == ["komorebi.pytest_plugin"]
+
+
+def test_a_passing_test_gets_a_session_that_is_closed_after_it(project):
+    tester = project("""
+        sessions = []
+
+        def test_triples(km_session):
+            sessions.append(km_session)
+            run = km_session.load(program())
+            assert finish(run).code == 0
+            assert run.thread.read("out").view(np.uint32)[:4].tolist() == [0, 3, 6, 9]
+            assert km_session.coherence == "card" and km_session.schedule_seed is None
+
+        def test_it_was_closed():
+            assert sessions[0].closed
+    """)
+    tester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_the_marker_sets_the_sessions_arguments(project):
+    tester = project("""
+        @pytest.mark.komorebi(coherence="strict", schedule_seed=7, quantum=500)
+        def test_strict(km_session):
+            assert (km_session.coherence, km_session.schedule_seed, km_session.quantum) == ("strict", 7, 500)
+
+        @pytest.mark.komorebi(colour="blue")
+        def test_a_wrong_argument(km_session):
+            pass
+    """)
+    result = tester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*has no argument colour; it takes coherence, schedule_seed, quantum*"])
+
+
+def test_km_strict_runs_every_session_strict_so_an_unflushed_write_never_arrives(project):
+    tester = project("""
+        def test_unflushed(km_session):
+            run = km_session.load(program(flush=0))
+            finish(run)
+            assert run.thread.read("out").view(np.uint32)[1] == 3
+    """)
+    tester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)  # card mode hands it back
+    strict = tester.runpytest("-p", "no:cacheprovider", "--km-strict")
+    strict.assert_outcomes(failed=1)
+
+
+def test_km_findings_error_fails_a_test_whose_run_had_a_finding_with_its_text(project):
+    tester = project("""
+        def test_unflushed(km_session):
+            run = km_session.load(program(flush=0))
+            finish(run)
+
+        def test_flushed(km_session):
+            run = km_session.load(program(flush=1))
+            finish(run)
+    """)
+    quiet = tester.runpytest("-p", "no:cacheprovider")
+    quiet.assert_outcomes(passed=2, warnings=1)
+    loud = tester.runpytest("-p", "no:cacheprovider", "--km-findings=error")
+    loud.assert_outcomes(passed=1, failed=1)
+    loud.stdout.fnmatch_lines([
+        "*1 coherence finding (--km-findings=error):*",
+        "*thread.c:6: *kmx_flush*",
+    ])
+
+
+def test_km_seeds_runs_each_test_under_each_seed_with_the_seed_in_its_id(project):
+    tester = project("""
+        def test_seeded(km_session):
+            run = km_session.load(program())
+            finish(run)
+            assert km_session.schedule_seed != 1, "seed 1 is the racy one"
+
+        @pytest.mark.komorebi(schedule_seed=5)
+        def test_pinned(km_session):
+            assert km_session.schedule_seed == 5
+
+        def test_without_a_session():
+            pass
+    """)
+    result = tester.runpytest("-p", "no:cacheprovider", "--km-seeds=3", "-v")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines([
+        "*test_seeded?km-seed-0? PASSED*",
+        "*test_seeded?km-seed-1? FAILED*",
+        "*test_seeded?km-seed-2? PASSED*",
+        "*test_pinned PASSED*",
+    ])
+
+
+def test_a_failing_test_saves_the_fault_the_findings_and_the_cache_map(project, tmp_path):
+    tester = project("""
+        def test_wrong_code(km_session):
+            run = km_session.load(program(flush=0, code=3))
+            assert finish(run).code == 0
+
+        def test_fault(km_session):
+            run = km_session.load(program(n=5000))  # past the region's 4096 bytes
+            finish(run)
+    """)
+    artifacts = tmp_path / "saved"
+    result = tester.runpytest("-p", "no:cacheprovider", f"--km-artifacts={artifacts}")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([f"*the runs' faults, findings and cache maps: {artifacts}*"])
+    wrong = artifacts / "test_threads.py-test_wrong_code"
+    assert sorted(p.name for p in wrong.iterdir()) == [
+        "findings.txt", "run-cache-map.svg", "run-cache-report.txt", "run-cluster0-fault.txt", "run-cluster0-output.txt",
+    ]
+    assert "unflushed-write" in (wrong / "findings.txt").read_text() or "kmx_flush" in (wrong / "findings.txt").read_text()
+    assert (wrong / "run-cache-map.svg").read_text().startswith("<svg")
+    assert "region 'out'" in (wrong / "run-cache-report.txt").read_text() or "out" in (wrong / "run-cache-report.txt").read_text()
+    fault = (artifacts / "test_threads.py-test_fault" / "run-cluster0-fault.txt").read_text()
+    assert "thread.c:6" in fault and "backtrace" in fault and "region 'out'" in fault
+
+
+def test_the_artifacts_default_to_pytests_temporary_folder(project):
+    tester = project("""
+        def test_wrong_code(km_session):
+            assert finish(km_session.load(program(code=3))).code == 0
+    """)
+    basetemp = tester.path / "temporary"
+    result = tester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
+    result.assert_outcomes(failed=1)
+    assert (basetemp / "km-artifacts" / "test_threads.py-test_wrong_code" / "run-cluster0-fault.txt").exists()
