@@ -42,11 +42,13 @@ static void kmx__lock_file(FILE* f) {
 /* Core 0: what __libc_start_main does before main. */
 static void kmx__start_library(char** envp, int cores) {
     __init_libc(envp, "kmx_main");
+    setvbuf(stdout, 0, _IONBF, 0); /* (before the constructors, which may print) */
     __libc_start_init();
     kmx__first = __pthread_self();
-    setvbuf(stdout, 0, _IONBF, 0);
     if (cores > 1) {
         /* What pthread_create does when a process makes its first thread. */
+        for (FILE* f = *__ofl_lock(); f; f = f->next) kmx__lock_file(f); /* (a constructor's) */
+        __ofl_unlock();
         kmx__lock_file(__stdin_used);
         kmx__lock_file(__stdout_used);
         kmx__lock_file(__stderr_used);

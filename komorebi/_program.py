@@ -104,8 +104,11 @@ class Program:
         if cluster in self.threads:
             raise ValueError(f"cluster {cluster} already has a thread in program {self.name!r}; one thread per cluster")
         heap = _int(heap, "heap")
-        if heap < 0:
-            raise ValueError(f"heap must be a byte count >= 0, not {heap}")
+        if heap < PAGE:
+            raise ValueError(
+                f"heap must be a byte count of at least {PAGE} (one page: the C library's start "
+                f"may map one), not {heap}"
+            )
         heap = -(-heap // PAGE) * PAGE
         cores = _int(cores, "cores")
         if not 1 <= cores <= CORES_PER_CLUSTER:

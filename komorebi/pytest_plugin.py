@@ -6,7 +6,7 @@ has komorebi-sim installed has it (docs/your-project.md):
 - `km_session`: a km.Session for the test, closed after it (every run it loaded stopped).
   `@pytest.mark.komorebi(coherence="strict", schedule_seed=3, quantum=1000)` sets its
   arguments.
-- `--km-strict`: every `km_session` is a strict-mode session.
+- `--km-strict`: every `km_session` is a strict-mode session (a marker's coherence too).
 - `--km-findings=error`: a test whose runs had any coherence finding fails, with each
   finding's text (file, line, what to do). (`warn`, the default, leaves them as
   km.CoherenceWarning warnings.)
@@ -21,6 +21,7 @@ has komorebi-sim installed has it (docs/your-project.md):
 from __future__ import annotations
 
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -53,6 +54,10 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(coherence=None, schedule_seed=None, quantum=None, output_limit=None): "
         "the km.Session arguments of the test's km_session fixture",
     )
+    import pluggy
+
+    if not hasattr(pluggy, "Result"):  # (Result.force_exception came with pluggy 1.1)
+        raise pytest.UsageError("komorebi's pytest plugin needs pluggy 1.1 or later: pip install -U pluggy")
     seeds = config.getoption("--km-seeds")
     if seeds < 0:
         raise pytest.UsageError(f"--km-seeds must be a number of seeds >= 0, not {seeds}")
@@ -152,7 +157,11 @@ def pytest_runtest_call(item: pytest.Item):
             f"{count} coherence finding{'s' if count != 1 else ''} (--km-findings=error):\n{text}", pytrace=False))
         failed = True
     if failed:
-        folder = _save_artifacts(item, recorder, findings)
+        try:
+            folder = _save_artifacts(item, recorder, findings)
+        except Exception as error:  # noqa: BLE001 - the test's own failure stays the report's
+            item.add_report_section("call", "komorebi", f"the runs' story could not be saved: {error!r}")
+            return
         if folder is not None:
             item.add_report_section("call", "komorebi", f"the runs' faults, findings and cache maps: {folder}")
 
@@ -168,7 +177,9 @@ def _save_artifacts(item: pytest.Item, recorder: _Recorder, findings: list[km.Fi
     if not recorder.runs:
         return None
     folder = _artifacts_root(item.config) / _file_name(item.nodeid)
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists():  # (an earlier session's files would mix with this one's)
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
     (folder / "findings.txt").write_text("".join(f"{finding}\n" for finding in findings) or "no findings\n")
     for index, run in enumerate(recorder.runs):
         name = f"run{index}" if len(recorder.runs) > 1 else "run"

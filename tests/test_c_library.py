@@ -249,8 +249,9 @@ def test_the_heap_size_is_checked(tmp_path):
     program = km.Program("p", kernels=tmp_path)
     with pytest.raises(TypeError, match="heap must be an int, not str"):
         program.thread(cluster=0, sources=[__file__], heap="1 MiB")
-    with pytest.raises(ValueError, match="heap must be a byte count >= 0, not -1"):
-        program.thread(cluster=0, sources=[__file__], heap=-1)
+    for bad in (-1, 0, 4095):
+        with pytest.raises(ValueError, match=f"heap must be a byte count of at least 4096 .*, not {bad}"):
+            program.thread(cluster=0, sources=[__file__], heap=bad)
 
 
 def test_a_failed_assert_names_the_expression_and_the_line(tmp_path):
@@ -396,3 +397,41 @@ def test_a_cpp_throw_does_not_compile_and_says_why(tmp_path):
     program.thread(cluster=1, sources=[source])
     with pytest.raises(km.CompileError, match="exceptions disabled"):
         run_to_end(program)
+
+
+def test_what_constructors_print_and_utf8_a_byte_at_a_time_arrive_whole(tmp_path):
+    source = r"""
+#include <stdio.h>
+#include "kmx.h"
+__attribute__((constructor)) static void early(void) {
+    printf("constructor one\n");
+    printf("constructor two\n");
+    puts("constructor three");
+}
+int kmx_main(int core) {
+    const char* text = "caf\xc3\xa9 \xe2\x9c\x93\n";
+    for (const char* p = text; *p; p++) putchar(*p);
+    return 0;
+}
+"""
+    _, run = run_to_end(program_for(source, tmp_path))
+    assert run.thread.output == "constructor one\nconstructor two\nconstructor three\ncafé ✓\n"
+
+
+def test_the_heap_maps_whole_pages_and_refuses_what_it_does_not_hold():
+    from komorebi.sim.kmx.heap import Heap
+    from komorebi.sim.memory.address_space import Span
+
+    span = Span.allocate("heap", "heap", 0x10_0000, 16 * 4096)
+    heap = Heap(span)
+    a = heap.map(5000)  # two pages
+    b = heap.map(4096)
+    assert (a, b) == (0x10_0000, 0x10_2000) and heap.mapped == 3 * 4096
+    assert heap.holds(a, 8192) and not heap.holds(a, 3 * 4096 + 4096) and not heap.holds(0x10_f000, 4096)
+    span.array[0:8] = 7
+    assert heap.remap(b, 4096, 3 * 4096, may_move=False) == b  # grows in place
+    assert heap.remap(a, 8192, 6 * 4096, may_move=False) is None  # b is in the way
+    moved = heap.remap(a, 8192, 6 * 4096, may_move=True)
+    assert moved == 0x10_5000 and span.array[moved - 0x10_0000] == 7 and span.array[0] == 0  # moved, then zeros
+    assert heap.unmap(b, 3 * 4096) and heap.unmap(moved, 6 * 4096)
+    assert heap.mapped == 0 and heap.map(16 * 4096) == 0x10_0000 and heap.map(1) is None

@@ -682,7 +682,7 @@ CASES = [
          {"expression": "kmx_word_count() > 0", "file": "thread.c"}),
     Case("fault-abort", "abort() was called",
          lambda t, m: fault(t, "    void abort(void);\n    if (kmx_word_count() == 0) abort();\n    return 0;\n"), {}),
-    Case("fault-linux-call-not-served", "the Linux system call",
+    Case("fault-linux-call-not-served", "which the simulator does not serve",
          lambda t, m: fault(t, "    int fork(void);\n    if (kmx_word_count() == 0) fork();\n    return 0;\n"),
          {"number": "220", "name": "clone"}),
     Case("fault-barrier-one-core-gone", "kmx_barrier: core",

@@ -131,5 +131,6 @@ def _anchors(text: str) -> set[str]:
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_lesson_a_page_names_is_here(page):
     named = {int(n) for n in re.findall(r"\b[Ll]essons? (\d+)\b", page.read_text())}
-    named |= {int(n) for pair in re.findall(r"\b[Ll]essons (\d+) (?:to|and) (\d+)\b", page.read_text()) for n in pair}
+    named |= {int(n) for pair in re.findall(r"\b[Ll]essons (\d+) ?(?:to|and|-|–) ?(\d+)\b", page.read_text())
+              for n in pair}
     assert named <= LESSONS, f"{page.name} names lessons {sorted(named - LESSONS)}, which are not in docs/"

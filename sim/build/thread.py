@@ -23,6 +23,7 @@ every load that uses the build.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ LINK_FLAGS = [
     "-Wl,-z,norelro",
 ]
 
+OPTIMISATION = re.compile(r"-O(\d|s|z|g|fast)?")
+
 compiler_runs = 0  # how many builds this process compiled (the tests look)
 
 
@@ -116,7 +119,11 @@ class Toolchain:
         quiet = ["-Qunused-arguments"] if self.clang_like else []
         if self.custom:
             return [*LINK_FLAGS, "-nostdlib", "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags()]
-        return [*LINK_FLAGS, "-static", "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags(library=True)]
+        # (zig builds the C library at the link's optimisation level: the user's -O goes
+        # to the compiles only, so that every level links the same build of it, zig's
+        # default)
+        flags = [flag for flag in self.target_flags(library=True) if not OPTIMISATION.fullmatch(flag)]
+        return [*LINK_FLAGS, "-static", "-T", str(LINKER_SCRIPT), *quiet, *flags]
 
     @property
     def runtime_sources(self) -> list[Path]:
@@ -347,7 +354,8 @@ def compile_commands(sources: Sequence[Path]) -> list[dict]:
         source = Path(source).resolve()
         arguments = [*driver, *tools.flags_for(source), *system, "-I", str(RUNTIME), "-c", str(source),
                      "-o", os.devnull]
-        entries.append({"directory": str(source.parent), "file": str(source), "arguments": arguments})
+        # (the folder the build runs in: relative paths in KMX_CFLAGS are taken from it)
+        entries.append({"directory": os.getcwd(), "file": str(source), "arguments": arguments})
     return entries
 
 

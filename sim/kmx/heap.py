@@ -66,6 +66,14 @@ class Heap:
         self.span.block.forget(address - self.base, size)
         return True
 
+    def holds(self, address: int, size: int) -> bool:
+        """[ADDRESS, ADDRESS + SIZE), whole pages, is inside the heap and mapped: no free
+        run overlaps it."""
+        end = address + align_up(size, PAGE)
+        if not self.base <= address < end <= self.end:
+            return False
+        return not any(start < end and address < stop for start, stop in self._free)
+
     def remap(self, address: int, old: int, new: int, may_move: bool) -> int | None:
         """mremap: the mapping at ADDRESS of OLD bytes made NEW bytes long, in place when
         it can be, else (MAY_MOVE) moved with its bytes. None when it cannot."""

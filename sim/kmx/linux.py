@@ -24,6 +24,7 @@ or minus an errno.
 
 from __future__ import annotations
 
+import codecs
 import struct
 from typing import TYPE_CHECKING, Callable
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 MASK = (1 << 64) - 1
 
 # errno values (asm-generic)
-ENOENT, EBADF, EAGAIN, ENOMEM, ENODEV, EINVAL, ENOTTY, ESPIPE, ENOSYS = 2, 9, 11, 12, 19, 22, 25, 29, 38
+ENOENT, EBADF, EAGAIN, ENOMEM, EFAULT, ENODEV, EINVAL, ENOTTY, ESPIPE, ENOSYS = 2, 9, 11, 12, 14, 19, 22, 25, 29, 38
 
 # The system call numbers of riscv64 (asm-generic unistd.h), by name: those answered, and
 # the names of others a C library may make, for the message when one comes.
@@ -98,6 +99,7 @@ class Linux:
 
     def __init__(self, thread) -> None:
         self.thread = thread
+        self._text: dict[tuple[int, int], codecs.IncrementalDecoder] = {}  # (core, fd): UTF-8 split across writes
         self._calls: dict[int, Callable[..., int | None]] = {
             NUMBERS[name]: getattr(self, "_" + name)
             for name in (
@@ -129,7 +131,7 @@ class Linux:
         if name is None:
             return (
                 f"an ecall with {number} in a7, which is no kmx call (kmx.h numbers them 1 to "
-                f"{last_kmx_call}) and no Linux system call the C library makes"
+                f"{last_kmx_call}) and none of the Linux system calls the simulator serves"
             )
         return (
             f"an ecall with {number} in a7: the Linux system call {name}, which the simulator "
@@ -144,7 +146,12 @@ class Linux:
         if fd not in (1, 2):
             return -EBADF
         if count:
-            self.thread.print(core, self.thread.memory.read(buffer, count).decode("utf-8", "replace"))
+            decoder = self._text.get((core.number, fd))
+            if decoder is None:
+                decoder = self._text[(core.number, fd)] = codecs.getincrementaldecoder("utf-8")("replace")
+            text = decoder.decode(self.thread.memory.read(buffer, count))
+            if text:
+                self.thread.print(core, text)
         return count
 
     def _writev(self, core, fd, vector, count, *_):
@@ -294,7 +301,7 @@ class Linux:
     # -- memory -------------------------------------------------------------------------------
 
     def _brk(self, core, *_):
-        return self.thread.heap.base  # the break never moves: malloc maps pages instead
+        return self.thread.heap.end  # the break never moves (past it is a guard page): malloc maps pages instead
 
     def _mmap(self, core, address, size, _protection, flags, fd, *_):
         if not flags & MAP_ANONYMOUS:
@@ -309,8 +316,10 @@ class Linux:
 
     def _mremap(self, core, address, old, new, flags, *_):
         heap = self.thread.heap
-        if address % PAGE or not heap.base <= address < heap.end or new == 0:
-            return -EINVAL
+        if flags & ~MREMAP_MAYMOVE or address % PAGE or old == 0 or new == 0:
+            return -EINVAL  # (MREMAP_FIXED and _DONTUNMAP: not served)
+        if not heap.holds(address, old):
+            return -EFAULT  # (not a mapping: Linux's answer)
         moved = heap.remap(address, old, new, bool(flags & MREMAP_MAYMOVE))
         return -ENOMEM if moved is None else moved
 

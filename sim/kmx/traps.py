@@ -104,12 +104,7 @@ class TrapTable:
         try:
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
-            detail = self.thread.explainer.describe_address(error.address) if error.outside else error.why
-            raise core.fault(
-                core.call_pc(),
-                f"{Call(number).c_name}: a pointer to {count_bytes(error.size)} "
-                f"at {error.address:#x}, {detail}",
-            ) from None
+            raise self._bad_pointer(core, Call(number).c_name, error) from None
         except (CallError, FormatError) as error:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
         if value is not None:
@@ -123,16 +118,16 @@ class TrapTable:
         try:
             value = self.linux.call(core, number, core.system_call_arguments())
         except MemoryAccessError as error:
-            detail = self.thread.explainer.describe_address(error.address) if error.outside else error.why
-            raise core.fault(
-                core.call_pc(),
-                f"the C library's {Linux.name(number)} system call: a pointer "
-                f"to {count_bytes(error.size)} at {error.address:#x}, {detail}",
-            ) from None
+            raise self._bad_pointer(core, f"the C library's {Linux.name(number)} system call", error) from None
         except SystemCallFault as error:
             raise core.fault(core.call_pc(), str(error)) from None
         if value is not None:
             core.set_return(value)
+
+    def _bad_pointer(self, core: "Core", who: str, error: MemoryAccessError):
+        """The fault of a call (WHO) given a pointer the thread's memory does not hold."""
+        detail = self.thread.explainer.describe_address(error.address) if error.outside else error.why
+        return core.fault(core.call_pc(), f"{who}: a pointer to {count_bytes(error.size)} at {error.address:#x}, {detail}")
 
     # -- the calls --------------------------------------------------------------------------
 
