@@ -40,8 +40,8 @@ class ThreadResult:
 class Finding:
     """One coherence mistake of a thread: what, where in the region, where in the source.
 
-    `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes" or
-    "flush-wrote-stale-bytes"; `start` and `end` are byte offsets in the region (end
+    `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes",
+    "flush-wrote-stale-bytes" or "stale-read"; `start` and `end` are byte offsets in the region (end
     exclusive), the span of every byte the mistake touched; `file` and `line` are the
     source line of its first occurrence; `message` says what went wrong and what the fix
     is.

@@ -320,7 +320,7 @@ class Cluster:
             span.release()
         for region in self.cache.regions:
             region.release()
-            region.on_stale_read = None  # (a cycle through the checker)
+            region.on_stale_read = region.on_line_event = None  # (a cycle through the checker)
         for region in self.regions:
             region.storage.release()
 

@@ -6,10 +6,13 @@ and kind, named in the user's own source line and explained.
 | read-before-invalidate | a core reads a region page before the thread has invalidated the region (and before it wrote the page): on a card the cache may hold stale lines from before Python wrote it |
 | unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region |
 | invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
-| flush-wrote-stale-bytes | kmx_flush writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
+| flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
+| stale-read | a core reads bytes of a stale line (strict mode: cached before Python wrote the region) that it did not write, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read) |
 
 Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
-the checker costs nothing on the fast path. The first write to each page is remembered
+the checker costs nothing on the fast path. A page with a stale line is watched instead
+(sim/native/watch.c): each access to it is seen, with its bytes, until no line of it is
+stale, so a stale read is found on any page, the reading instruction's line with it. The first write to each page is remembered
 (its pc, and its return address, so that a write inside memcpy names the caller), because
 an unflushed write is only known to be one when the thread ends.
 """
@@ -22,6 +25,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 import numpy as np
 
 from ..layout import LINE, PAGE
+from ..native import hooks
+from . import registers
 from .model import CachedRegion
 
 if TYPE_CHECKING:
@@ -31,7 +36,8 @@ READ_BEFORE_INVALIDATE = "read-before-invalidate"
 UNFLUSHED_WRITE = "unflushed-write"
 INVALIDATE_DROPPED_WRITES = "invalidate-dropped-writes"
 FLUSH_WROTE_STALE_BYTES = "flush-wrote-stale-bytes"
-KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES)
+STALE_READ = "stale-read"
+KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ)
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,9 @@ class Region(Protocol):
 
     name: str
     id: int
-    offset: int
+    offset: int  # where the region starts in its span
     size: int
+    address: int  # the region's first byte
     cache: CachedRegion
 
 
@@ -79,6 +86,8 @@ class Core(Protocol):
     def users_frame(self, pc: int | None = None): ...
 
     def call_pc(self) -> int: ...
+
+    def access_pc(self, address: int, size: int, store: bool) -> int: ...
 
 
 class Checker:
@@ -106,6 +115,7 @@ class Checker:
         """Hear of REGION's stale reads (from the fill hook, which also keeps the pc, the
         return address and the core of each page's first write: sim.cache.model)."""
         region.cache.on_stale_read = lambda page: self._stale_read(region, page)
+        region.cache.on_line_event = lambda kind, offset, size: self._line_event(region, kind, offset, size)
 
     # -- where a core is -------------------------------------------------------------------
 
@@ -136,6 +146,43 @@ class Checker:
                 "past the cache, and the cache may still hold stale lines from before: on a "
                 "card the core can read them instead of Python's data. Call "
                 f"kmx_invalidate({region.id}) before the first read."
+            ),
+        )
+
+    def _line_event(self, region: "Region", kind: int, offset: int, size: int) -> None:
+        """sim/native/watch.c saw a stale read of [OFFSET, OFFSET + SIZE) of REGION's span,
+        or a line flush that wrote the stale line at OFFSET back."""
+        core = self._running()
+        if kind == hooks.EVENT_STALE_READ:
+            self._stale_bytes_read(region, offset, size, core)
+        elif kind == hooks.EVENT_STALE_FLUSH and core is not None:
+            words = np.array([offset, offset + size - 4])  # (the first and the last 4 bytes)
+            self.stale_flush(region, words, core, core.access_pc(registers.CCACHE0, 8, True),
+                             how="a line flush (CCACHE0_FLUSH64)")
+
+    def _stale_bytes_read(self, region: "Region", offset: int, size: int, core: "Core | None") -> None:
+        """CORE read a stale line of REGION whose stale bytes are [OFFSET, OFFSET + SIZE) of the span."""
+        start, end = self._clip(region, offset, offset + size)
+        if start >= end:
+            return
+        key = (region.id, STALE_READ)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        pc = core.access_pc(region.address - region.offset + offset, size, False) if core is not None else None
+        number, source = self._here(core, pc)
+        where = _at(source)
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"core {number} read stale bytes of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}){' ' + where.strip() if where else ''}: the "
+                "cache held those lines from "
+                "before Python wrote the region, and the thread had not written those bytes, so "
+                "it read what the cache held instead of Python's data (in strict mode 0xA5 "
+                "bytes, 2779096485 as a uint32). A write refills nothing: the bytes the thread did "
+                f"not write stay as the cache held them. Call kmx_invalidate({region.id}) before the thread first reads or "
+                "writes the region."
             ),
         )
 
@@ -207,8 +254,10 @@ class Checker:
             ),
         )
 
-    def stale_flush(self, region: "Region", words: np.ndarray, core: "Core") -> None:
-        """CORE's kmx_flush wrote back the stale 4-byte WORDS (span byte offsets)."""
+    def stale_flush(self, region: "Region", words: np.ndarray, core: "Core", pc: int | None = None,
+                    how: str | None = None) -> None:
+        """CORE's kmx_flush (HOW: another flush, at PC) wrote back the stale 4-byte WORDS
+        (span byte offsets)."""
         if words.size == 0:
             return
         start, end = self._clip(region, int(words.min()), int(words.max()) + 4)
@@ -218,12 +267,13 @@ class Checker:
         if key in self._found:
             self._extend(key, start, end)
             return
-        number, source = self._here(core, core.call_pc())
+        number, source = self._here(core, core.call_pc() if pc is None else pc)
         where = _at(source)
+        flush = how or f"kmx_flush({region.id})"
         self._record(
             key, number, region, start, end, source,
             lambda start, end: (
-                f"kmx_flush({region.id}) {where}wrote back bytes of region {region.name!r} "
+                f"{flush} {where}wrote back bytes of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}) that the thread never wrote: they "
                 "came from stale lines in the cache, which the thread had written only in "
                 "part, and they overwrote Python's data in DRAM. Call "

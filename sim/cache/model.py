@@ -100,6 +100,21 @@ def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], Non
     return called
 
 
+def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int, int], None]:
+    """watch.c's call at a stale read, or a line flush that wrote stale bytes back (raised
+    after the run, as _stale_read's)."""
+
+    def called(_token: int, kind: int, offset: int, size: int) -> None:
+        cache = region()
+        if cache is not None and cache.on_line_event is not None:
+            try:
+                cache.on_line_event(kind, offset, size)
+            except BaseException as error:  # noqa: BLE001 - raised after the run
+                cache.hook_error = cache.hook_error or error
+
+    return called
+
+
 class Holding(Enum):
     """How the cache holds a region (see the module's docstring), chosen once, when the
     region is placed (`holding_for`)."""
@@ -168,9 +183,20 @@ class CachedRegion:
         self.write_core = np.full(pages, -1, np.int8)
         self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
         self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
+        # An access at a time (sim/native/watch.c): per page, a bit per line a line flush
+        # dropped before any invalidate; strict mode (start_stale): per line, the bytes the
+        # thread wrote since the line was stale, and whether its stale read was told; per
+        # page, how many of its lines still hold stale bytes.
+        self.dropped = np.zeros(pages, np.uint64)
+        self._fresh: np.ndarray | None = None
+        self._stale_lines: np.ndarray | None = None
+        self._told: np.ndarray | None = None
         self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
+        # the checker's: a stale read of (offset, size), or a line flush that wrote stale bytes
+        self.on_line_event: Callable[[int, int, int], None] | None = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
+        self._on_line_event = hooks.LINE_EVENT(_line_event(weakref.ref(self)))
         self.state = hooks.RegionState(
             view=hooks.pointer(view),
             dram=hooks.pointer(dram),
@@ -185,6 +211,9 @@ class CachedRegion:
             write_ra=hooks.pointer(self.write_ra, ctypes.c_uint64),
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
             on_stale_read=self._on_stale_read,
+            dropped=hooks.pointer(self.dropped, ctypes.c_uint64),
+            line_events=hooks.pointer(self.line_events),
+            on_line_event=self._on_line_event,
         )
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
@@ -195,6 +224,7 @@ class CachedRegion:
             self._as_loaded = np.ones(pages, np.uint8)
             self._loaded_bytes = storage.loaded_bytes()  # None: zeros
             self.state.as_loaded = hooks.pointer(self._as_loaded)
+            self.state.loaded_bytes = hooks.pointer(self._loaded_bytes)
             self.state.direct = 1
         elif self.copying:
             self._keep_clean_copies()
@@ -219,6 +249,26 @@ class CachedRegion:
         self.stale[:] = 1
         self._unpainted = np.ones(self.pages, np.uint8)
         self.state.unpainted = hooks.pointer(self._unpainted)
+        lines = self.pages * LINES_PER_PAGE
+        self._fresh = np.zeros(lines, np.uint64)  # (zeros: calloc's, untouched pages)
+        self._stale_lines = np.full(self.pages, LINES_PER_PAGE, np.uint8)
+        self._told = np.zeros(lines, np.uint8)
+        self.state.fresh = hooks.pointer(self._fresh, ctypes.c_uint64)
+        self.state.stale_lines = hooks.pointer(self._stale_lines)
+        self.state.told = hooks.pointer(self._told)
+
+    def _fresh_again(self, lines: np.ndarray) -> None:
+        """LINES (sorted) were written back: the cache's bytes are DRAM's, none stale."""
+        if self._fresh is None or lines.size == 0:
+            return
+        pages = lines // LINES_PER_PAGE
+        lines = lines[self.stale[pages] == 1]
+        if lines.size == 0:
+            return
+        self._fresh[lines] = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+        for page in np.unique(lines // LINES_PER_PAGE).tolist():
+            row = self._fresh[page * LINES_PER_PAGE : (page + 1) * LINES_PER_PAGE]
+            self._stale_lines[page] = int(np.count_nonzero(row != np.uint64(0xFFFF_FFFF_FFFF_FFFF)))
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
@@ -321,6 +371,7 @@ class CachedRegion:
         self._writable[:] = 0
         lines = np.concatenate(lines) if lines else _NO_LINES
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
+        self._fresh_again(lines)
         self._mark(lines, FLUSHED)
         if words.size:
             marked = np.unique(words // LINE)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from ..cache import registers
 from ..isa import decode, stand_in, target, vector
 from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
 from ..memory import host
@@ -167,8 +168,9 @@ class Core:
         self._conventions = conventions()
         self._pending: BaseException | None = None  # raised in a hook, for run to raise
         self.engine: Engine | None = Engine()
+        self._watches: list[hooks.Watch] = []  # kept alive for as long as the engine runs
         for span in context.memory.spans:
-            self.engine.map(span.base, span.size, span.host_address)
+            self._map_span(span)
         # The TLB-fill hook, the cycle counter and the instructions the engine lacks are
         # C (sim/native/): they run on the fast path. Their state: this core's span table,
         # counters and the interpreter's memory.
@@ -198,6 +200,9 @@ class Core:
                    for span in context.memory.spans), "a span reaches the stubs' scratch page"
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
+        for _, base, size, read, write in hooks.DEVICE_BLOCKS:  # the cache's registers (watch.c)
+            self.engine.map_device(base, size, hooks.function(read), hooks.function(write),
+                                   ctypes.addressof(self.native))
         self.engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(self.native))
         # The block hook counts cycles and ends turns of exact length (several cores);
         # added before the first run, as later hooks may not fire.
@@ -215,8 +220,18 @@ class Core:
 
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
-        self.engine.map(span.base, span.size, span.host_address)
+        self._map_span(span)
         self._span_table()
+
+    def _map_span(self, span) -> None:
+        """Map SPAN; a region's span also at its watch alias, as a device whose every
+        access calls sim/native/watch.c (the fill hook maps watched pages there)."""
+        self.engine.map(span.base, span.size, span.host_address)
+        if span.region is not None:
+            watch = hooks.Watch(region=ctypes.pointer(span.region.state))
+            self._watches.append(watch)
+            self.engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("watch_device_read"),
+                                   hooks.function("watch_device_write"), ctypes.addressof(watch))
 
     def _span_table(self) -> None:
         """The address space as the native hooks search it: the spans, sorted, with their kinds
@@ -273,6 +288,8 @@ class Core:
                 if self._pending is not None:  # raised in the interrupt hook
                     error, self._pending = self._pending, None
                     raise error
+                if native.device.fault_size:  # a register of the cache's not modelled (watch.c)
+                    raise self._device_fault()
                 if not self._go_on():
                     break
             if native.turn.partial:  # the turn ends inside the next block
@@ -474,6 +491,13 @@ class Core:
         extension, name = known
         if extension == "V":
             return self._vector_refused(bits, name, insn)
+        if extension == "SiFive cache":
+            return (
+                f"an instruction of SiFive's L1 cache ({name}, {insn}): the card's X280 traps on it "
+                "too (an illegal instruction, measured on a P300: it is an M-mode instruction). "
+                "Flush a line through the L3's register CCACHE0_FLUSH64 instead (kmx_cache.h: "
+                "kmx_cache_flush_line), or a whole region with kmx_flush and kmx_invalidate"
+            )
         return (
             f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "
             f"the X280 does not have. {ILLEGAL_HELP}"
@@ -570,6 +594,48 @@ class Core:
         if fetch:  # the jump's own pc is lost; ra tells where a call came from
             return self.fault(address, cause, came_from=self.engine.read("ra"))
         return self.fault(pc, cause)
+
+    def access_pc(self, address: int, size: int, store: bool, start: int | None = None) -> int:
+        """The pc of the load (STORE: store) of SIZE bytes at ADDRESS that the core is
+        doing now, from inside a device callback (sim/native/watch.c). There the engine's pc
+        (or START) is the start of the translated block, or an instruction before the
+        access in it: the block is walked from there to the instruction whose address is
+        ADDRESS; failing that (its base register since overwritten), the first access of
+        its kind."""
+        pc = start = self.engine.read("pc") if start is None else start
+        first = None
+        for _ in range(64):
+            try:
+                bits = self._explain.instruction(pc)
+            except MemoryAccessError:
+                break
+            if vector.is_memory(bits):
+                return pc
+            access = decode.memory_access(bits)
+            if access is not None and access[0] in (store, None):
+                exact = decode.effective_address(bits, self.engine.x)
+                if exact is not None and exact <= address < exact + max(access[1], 1):
+                    return pc
+                first = pc if first is None else first
+            if decode.ends_block(bits):
+                break
+            pc += 2 if bits & 3 != 3 else 4
+        return start if first is None else first
+
+    def _device_fault(self) -> CoreFault:
+        """The fault of an access to the cache's registers that is not modelled."""
+        device = self.native.device
+        address, size, store = device.fault_address, device.fault_size, bool(device.fault_write)
+        device.fault_size = 0
+        pc = self.access_pc(address, size, store, start=device.fault_pc)
+        try:  # the engine hands a device an 8-byte access as two of 4: the instruction's size
+            access = decode.memory_access(self._explain.instruction(pc))
+            size = access[1] if access is not None else size
+        except MemoryAccessError:
+            pass
+        block = registers.describe(address)
+        what = f"a {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
+        return self.fault(pc, f"{what}. {registers.SIMULATED}")
 
     def _vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
         """(the address, what it was) of the element a vector load or store at PC was

@@ -99,6 +99,13 @@ class Engine:
         TLB-fill hook decides what each page allows)."""
         self._uc.mem_map_ptr(base, size, UC_PROT_ALL, host_address)
 
+    def map_device(self, base: int, size: int, read: int, write: int, data: int) -> None:
+        """Map SIZE bytes at BASE as a device: each load calls the C function READ (an
+        address) and each store WRITE, with DATA (Unicorn's uc_mmio_map)."""
+        status = uclib.uc_mmio_map(self._uc._uch, base, size, read, data, write, data)
+        if status != 0:
+            raise EngineError(UcError(status))
+
     def hook_native(self, kind: str, function: int, data: int) -> None:
         """Call the C FUNCTION (an address) with DATA at each KIND event ("tlb_fill",
         "block" or "interrupt": every exception, an ecall among them; the engine goes on at

@@ -58,6 +58,43 @@ def effective_address(insn: int, register: Callable[[int], int]) -> int | None:
     return None
 
 
+_LOAD_SIZES = {0: 1, 1: 2, 2: 4, 3: 8, 4: 1, 5: 2, 6: 4}
+_COMPRESSED_ACCESSES = {1: (False, 8), 2: (False, 4), 3: (False, 8), 5: (True, 8), 6: (True, 4), 7: (True, 8)}
+
+
+def memory_access(insn: int) -> tuple[bool | None, int] | None:
+    """(is it a store, its size in bytes) of the scalar load, store or atomic INSN (an
+    atomic both reads and writes: None); None for any other instruction."""
+    if insn & 3 == 3:
+        opcode, funct3 = insn & 0x7F, _bits(insn, 14, 12)
+        if opcode == 0x03 and funct3 in _LOAD_SIZES:
+            return False, _LOAD_SIZES[funct3]
+        if opcode == 0x07 and funct3 in (1, 2, 3):
+            return False, 1 << funct3
+        if opcode == 0x23 and funct3 <= 3:
+            return True, 1 << funct3
+        if opcode == 0x27 and funct3 in (1, 2, 3):
+            return True, 1 << funct3
+        if opcode == 0x2F and funct3 in (2, 3):
+            return None, 1 << funct3
+        return None
+    quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
+    if quadrant in (0, 2) and funct3 in _COMPRESSED_ACCESSES:
+        return _COMPRESSED_ACCESSES[funct3]
+    return None
+
+
+def ends_block(insn: int) -> bool:
+    """INSN is a branch, a jump or a system instruction: the engine's translated block ends
+    with it."""
+    if insn & 3 == 3:
+        return insn & 0x7F in (0x63, 0x67, 0x6F, 0x73)
+    quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
+    if quadrant == 1:
+        return funct3 in (5, 6, 7)  # c.j c.beqz c.bnez
+    return quadrant == 2 and funct3 == 4 and _bits(insn, 6, 2) == 0  # c.jr c.jalr c.ebreak
+
+
 # -- instructions the X280 lacks ------------------------------------------------------------
 
 _LACKING_OP = {  # OP (0x33): (funct7, funct3) -> (extension, instruction)
@@ -112,7 +149,7 @@ def lacking(insn: int) -> tuple[str, str] | None:
         which = insn >> 20
         return ("Zicboz", "cbo.zero") if which == 4 else ("Zicbom", {0: "cbo.inval", 1: "cbo.clean", 2: "cbo.flush"}.get(which, "cbo.*"))
     if opcode == 0x73 and funct7 == 0x7E and funct3 == 0:
-        return "SiFive cache", "cflush.d.l1 or cdiscard.d.l1 (the card's X280 traps on them too)"
+        return "SiFive cache", "cdiscard.d.l1" if _bits(insn, 24, 20) == 2 else "cflush.d.l1"
     if opcode == 0x53:
         if funct7 & 3 == 3:
             return "Q", "a quad-precision instruction"

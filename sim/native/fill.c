@@ -47,7 +47,8 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
             r->write_ra[page] = ra;
             r->write_core[page] = core ? (int8_t)core->engine.core : -1;
         }
-    } else if (!(r->invalidated || r->written[page] || r->read_stale[page])) {
+    } else if (!(r->invalidated || r->written[page] || r->read_stale[page] || (r->dropped && r->dropped[page]))) {
+        /* (a page a line flush dropped lines of is watched instead, or needs nothing: watch.c) */
         r->read_stale[page] = 1; /* Python's data, read before any invalidate */
         if (r->on_stale_read)
             r->on_stale_read(r->token, page);
@@ -83,6 +84,13 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
         entry->perms = UC_PROT_READ | UC_PROT_WRITE;
         return 1;
     }
+    if (device_holds(address)) { /* the cache's registers (watch.c) */
+        if (type == UC_MEM_FETCH)
+            goto refuse;
+        entry->paddr = address & ~(uint64_t)(PAGE - 1);
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        return 1;
+    }
     Span *span = find_span(core, address);
     if (!span)
         goto refuse;
@@ -102,6 +110,8 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
         }
         int writable = access(r, page, type == UC_MEM_WRITE, core, uc);
         entry->perms = writable ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ;
+        if (page_watched(r, page)) /* every access comes to watch.c */
+            entry->paddr += WATCH_ALIAS;
         return 1;
     }
     case SPAN_STACK:

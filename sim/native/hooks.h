@@ -44,6 +44,7 @@ typedef int (*translate_fn)(void *uc, uint64_t address, int prot, uint64_t *padd
 typedef void (*trap_fn)(int64_t number);
 typedef void (*page_event_fn)(int64_t token, uint64_t page);
 typedef int (*emu_stop_fn)(void *uc);
+typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
 
@@ -69,7 +70,25 @@ typedef struct {
     int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
     uint8_t *as_loaded; /* direct: per page, its bytes are still those it was loaded with */
     int64_t direct;     /* the view is DRAM itself (sim/cache/model.py, "direct") */
+    /* An access at a time (watch.c): what the page-level flags above cannot tell. */
+    uint64_t *fresh;       /* per line, strict mode: the bytes the thread wrote since it was stale */
+    uint8_t *stale_lines;  /* per page, strict mode: how many of its lines still hold stale bytes */
+    uint64_t *dropped;     /* per page, a bit per line: a line flush dropped it (before any invalidate) */
+    uint8_t *told;         /* per line: its stale read was told to Python */
+    uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
+    uint8_t *loaded_bytes; /* direct: the bytes the span was loaded with (0: zeros) */
+    line_event_fn on_line_event; /* Python: a stale read, or a line flush that wrote stale bytes */
 } Region;
+
+/* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
+enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3 };
+#define LINE 64u
+#define LINES_PER_PAGE (PAGE / LINE)
+/* A watched page is mapped at its address plus WATCH_ALIAS, where the engine maps the span
+ * again as a device: every access to it calls watch.c (sim/hart/core.py maps it). */
+#define WATCH_ALIAS (1ull << 48)
+/* The line events of sim/cache/model.py that watch.c marks */
+enum { MARK_FLUSHED = 2, MARK_READ_STALE = 3, MARK_FLUSHED_STALE = 4 };
 
 typedef struct {
     uint64_t base;
@@ -138,6 +157,17 @@ typedef struct { /* the instructions run here rather than by the engine (isa.c) 
     uint32_t code_generation;  /* so is a decoded instruction */
 } IsaState;
 
+typedef struct { /* the cache's registers (watch.c): what a thread did to them */
+    uint64_t line_flushes;  /* stores to CCACHE0_FLUSH64 or FLUSH32 */
+    uint64_t l2_flushes;    /* stores to a PL2CACHE0_CFLUSH64 */
+    uint64_t fault_address; /* an access the simulator does not model: its address, */
+    int64_t fault_size;     /* its size (0: none), */
+    int64_t fault_write;    /* and whether it was a store, */
+    uint64_t fault_pc;      /* and the engine's pc then (its block's start, or before it) */
+    uint64_t low_half;      /* the engine hands a device an 8-byte store as two 4-byte ones, */
+    uint64_t low_at;        /* low half first: the low half, and its address (0: none) */
+} Device;
+
 typedef struct {
     EngineCalls engine;
     SpanTable table;
@@ -145,9 +175,16 @@ typedef struct {
     TlbGrowth tlb;
     Turn turn;
     IsaState isa;
+    Device device;
 } Core;
 
 Span *find_span(Core *core, uint64_t address);
+
+/* watch.c */
+int page_watched(const Region *r, uint64_t page);
+void watch_read(Region *r, uint64_t offset, uint64_t size);
+void watch_write(Region *r, uint64_t offset, uint64_t size);
+int device_holds(uint64_t address);
 
 /* unicorn's RISC-V register numbers (riscv.h; sim/native/hooks.py checks them) */
 #define UC_REG_X0 1

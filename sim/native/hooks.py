@@ -39,6 +39,13 @@ LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
+# watch.c's line events: (token, kind, offset, size)
+LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
+EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED = 1, 2, 3
+WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
+# The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
+DEVICE_BLOCKS = (("CCACHE0", 0x0201_0000, 0x1000, "ccache_read", "ccache_write"),
+                 ("PL2CACHE0", 0x1010_4000, 4 * 0x4000, "pl2cache_read", "pl2cache_write"))
 TRAP = ctypes.CFUNCTYPE(None, ctypes.c_int64)  # an exception for Python (isa.c, on_trap)
 NO_TRAP = TRAP(lambda number: None)  # a closed core's
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer
@@ -78,7 +85,20 @@ class RegionState(ctypes.Structure):
         ("copy_all", ctypes.c_int32),
         ("as_loaded", _u8),
         ("direct", ctypes.c_int64),
+        ("fresh", _u64),
+        ("stale_lines", _u8),
+        ("dropped", _u64),
+        ("told", _u8),
+        ("line_events", _u8),
+        ("loaded_bytes", _u8),
+        ("on_line_event", LINE_EVENT),
     ]
+
+
+class Watch(ctypes.Structure):
+    """What watch.c's device callbacks of a region's span get (watch.c, Watch)."""
+
+    _fields_ = [("region", ctypes.POINTER(RegionState))]
 
 
 class SpanEntry(ctypes.Structure):
@@ -160,6 +180,21 @@ class IsaState(ctypes.Structure):
     ]
 
 
+class Device(ctypes.Structure):
+    """What a core did to the cache's registers (watch.c)."""
+
+    _fields_ = [
+        ("line_flushes", ctypes.c_uint64),
+        ("l2_flushes", ctypes.c_uint64),
+        ("fault_address", ctypes.c_uint64),
+        ("fault_size", ctypes.c_int64),
+        ("fault_write", ctypes.c_int64),
+        ("fault_pc", ctypes.c_uint64),
+        ("low_half", ctypes.c_uint64),
+        ("low_at", ctypes.c_uint64),
+    ]
+
+
 class CoreState(ctypes.Structure):
     """A core's state, a part a job (hooks.h, Core)."""
 
@@ -170,6 +205,7 @@ class CoreState(ctypes.Structure):
         ("tlb", TlbGrowth),
         ("turn", Turn),
         ("isa", IsaState),
+        ("device", Device),
     ]
 
 

@@ -92,7 +92,11 @@ typedef struct {
     int engine_pc_moved;
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
     uint32_t page_generation, code_generation;
+    Region *watched;        /* the watched page host_miss last met (watch.c), */
+    uint64_t watched_base;  /* and its span's address */
 } Hart;
+
+#define WATCHED ((uint8_t *)1) /* host_of's answer for a watched page: an access at a time */
 
 #define AI inline __attribute__((always_inline))
 
@@ -207,6 +211,14 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     uint64_t paddr = 0;
     if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
         return 0;
+    if (paddr >= WATCH_ALIAS) { /* a watched page: not kept, each access goes to watch.c */
+        Span *span = find_span(core, paddr - WATCH_ALIAS);
+        if (!span || !span->region)
+            return 0;
+        h->watched = span->region;
+        h->watched_base = span->base;
+        return WATCHED;
+    }
     uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
     uint8_t *host;
     if (ppage == core->table.scratch_physical && core->table.scratch_host) {
@@ -235,6 +247,22 @@ static inline __attribute__((always_inline)) uint8_t *host_of(Hart *h, uint64_t 
     return host_miss(h, address, write);
 }
 
+/* An access to a watched page (host_of gave WATCHED): the bytes, and watch.c told. */
+static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
+    uint64_t offset = address - h->watched_base, v = 0;
+    __builtin_memcpy(&v, h->watched->view + offset, size);
+    watch_read(h->watched, offset, size);
+    *value = v;
+    return 1;
+}
+
+static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
+    uint64_t offset = address - h->watched_base;
+    __builtin_memcpy(h->watched->view + offset, &value, size);
+    watch_write(h->watched, offset, size);
+    return 1;
+}
+
 /* Across two pages: a byte at a time (both pages first, so that a refusal changes nothing). */
 static __attribute__((noinline)) int load_split(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t v = 0;
@@ -242,7 +270,12 @@ static __attribute__((noinline)) int load_split(Hart *h, uint64_t address, int s
         uint8_t *p = host_of(h, address + i, 0);
         if (!p)
             return 0;
-        v |= (uint64_t)*p << (8 * i);
+        uint64_t b = 0;
+        if (p == WATCHED)
+            watched_load(h, address + i, 1, &b);
+        else
+            b = *p;
+        v |= b << (8 * i);
     }
     *value = v;
     return 1;
@@ -252,8 +285,13 @@ static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int 
     for (int i = 0; i < size; i++)
         if (!host_of(h, address + i, 1))
             return 0;
-    for (int i = 0; i < size; i++)
-        *host_of(h, address + i, 1) = (uint8_t)(value >> (8 * i));
+    for (int i = 0; i < size; i++) {
+        uint8_t *p = host_of(h, address + i, 1);
+        if (p == WATCHED)
+            watched_store(h, address + i, 1, (value >> (8 * i)) & 0xFF);
+        else
+            *p = (uint8_t)(value >> (8 * i));
+    }
     return 1;
 }
 
@@ -266,6 +304,8 @@ static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int 
         uint8_t *p = host_of(h, address, 0);                                                 \
         if (!p)                                                                              \
             return 0;                                                                        \
+        if (p == WATCHED)                                                                    \
+            return watched_load(h, address, size, value);                                    \
         T v;                                                                                 \
         __builtin_memcpy(&v, p, size);                                                       \
         *value = v;                                                                          \
@@ -277,6 +317,8 @@ static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int 
         uint8_t *p = host_of(h, address, 1);                                                 \
         if (!p)                                                                              \
             return 0;                                                                        \
+        if (p == WATCHED)                                                                    \
+            return watched_store(h, address, size, value);                                   \
         T v = (T)value;                                                                      \
         __builtin_memcpy(p, &v, size);                                                       \
         return 1;                                                                            \

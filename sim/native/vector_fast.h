@@ -71,8 +71,8 @@ static int fast_unit_stride(Hart *h, VectorUnit *v, const Decoded *d, int store)
             }
         }
         uint8_t *p = host_of(h, address, store);
-        if (!p) /* refused: the general code faults, naming the element */
-            break;
+        if (!p || p == WATCHED) /* refused: the general code faults, naming the element; */
+            break;              /* watched: it goes an element at a time (watch.c) */
         if (vm) {
             if (store)
                 __builtin_memcpy(p, reg + i * bytes, n * bytes);

@@ -1,0 +1,64 @@
+"""The cache's memory-mapped registers, by name: what a thread may do with them in the
+simulator, and what a fault says of the others (sim/native/watch.c does the accesses).
+
+From tt-isa-documentation, BlackholeA0/L2CPUTile/Caches.md (kmx_runtime/kmx_cache.h has
+the same names for C):
+
+| register | address | simulated |
+| --- | --- | --- |
+| CCACHE0_FLUSH64 | 0x0201_0200 | an 8-byte store of a physical address: that line written back to DRAM if dirty, then dropped |
+| CCACHE0_FLUSH32 | 0x0201_0240 | a 4-byte store of the address shifted right by 4: the same |
+| PL2CACHE0_CFLUSH64 | 0x1010_4200 + hart * 0x4000 | an 8-byte store: the line goes from the hart's L2 to the L3, still in the tile's cache (DRAM does not change) |
+| PL2CACHE0_FLUSHCOUNT | 0x1010_4208 + hart * 0x4000 | a load: 0 (every flush is done at once) |
+"""
+
+from __future__ import annotations
+
+CCACHE0 = 0x0201_0000
+PL2CACHE0 = 0x1010_4000
+PL2CACHE0_STRIDE = 0x4000
+
+# offset in the block: (name, size in bytes, what it is), as Caches.md lists them
+_CCACHE0 = {
+    0x000: ("CCACHE0_CONFIG", 4, "the L3's topology, read-only"),
+    0x008: ("CCACHE0_WAYENABLE", 1, "how many of the L3's pieces are cache ways"),
+    0x200: ("CCACHE0_FLUSH64", 8, "flushes a line: an 8-byte store of its physical address"),
+    0x240: ("CCACHE0_FLUSH32", 4, "flushes a line: a 4-byte store of its physical address shifted right by 4"),
+}
+_CCACHE0_WAYMASK = (0x800, 38 * 8)  # CCACHE0_WAYMASK0, 38 of 8 bytes
+_PL2CACHE0 = {
+    0x000: ("PL2CACHE0_CONFIG", 4, "the L2's topology, read-only"),
+    0x200: ("PL2CACHE0_CFLUSH64", 8, "flushes a line from the hart's L2 to the L3: an 8-byte store"),
+    0x208: ("PL2CACHE0_FLUSHCOUNT", 1, "the flushes still pending, read-only"),
+    0x1008: ("PL2CACHE0_CONFIGBITS", 4, "configuration bits"),
+}
+
+SIMULATED = (
+    "The simulator models only CCACHE0_FLUSH64 (an 8-byte store of a line's physical "
+    "address), CCACHE0_FLUSH32 (a 4-byte store of the address shifted right by 4), "
+    "PL2CACHE0_CFLUSH64 (an 8-byte store) and PL2CACHE0_FLUSHCOUNT (a load); kmx_flush and "
+    "kmx_invalidate do a whole region at once (kmx_runtime/kmx_cache.h)"
+)
+
+
+def _named(table: dict, offset: int) -> str | None:
+    for start, (name, size, what) in table.items():
+        if start <= offset < start + max(size, 1):
+            return f"{name} ({what})"
+    return None
+
+
+def describe(address: int) -> str:
+    """Which register of which block ADDRESS is, in words."""
+    if CCACHE0 <= address < CCACHE0 + 0x1000:
+        offset = address - CCACHE0
+        block = "the L3 cache's register block CCACHE0 (0x0201_0000)"
+        name = _named(_CCACHE0, offset)
+        start, size = _CCACHE0_WAYMASK
+        if name is None and start <= offset < start + size:
+            name = f"CCACHE0_WAYMASK0 entry {(offset - start) // 8} (which L3 ways a master may evict)"
+    else:
+        hart, offset = divmod(address - PL2CACHE0, PL2CACHE0_STRIDE)
+        block = f"hart {hart}'s L2 cache register block PL2CACHE0 ({PL2CACHE0 + hart * PL2CACHE0_STRIDE:#x})"
+        name = _named(_PL2CACHE0, offset)
+    return f"{name} in {block}" if name else f"offset {offset:#x} of {block}, no register the simulator knows"
