@@ -21,6 +21,7 @@
 #define KMX_CALL_CLUSTER 11
 #define KMX_CALL_BARRIER 12
 #define KMX_CALL_ASSERT 13 /* (the C library's assert: kmx_runtime/process.c) */
+#define KMX_CALL_REGION_UNCACHED 14
 
 #define KMX_MAX_REGIONS 16
 #define KMX_MAX_WORDS 64
@@ -59,6 +60,14 @@ int kmx_main(int core);
  * its size in bytes goes to *bytes (when bytes is not null). 0 for an unknown ID. */
 KMX_API void* kmx_region(uint64_t id, uint64_t* bytes) {
     return (void*)kmx__call(KMX_CALL_REGION, id, (uint64_t)bytes, 0);
+}
+
+/* Region ID through the uncached alias of the cluster's DRAM (kmx_region's address less
+ * 0x4000_0000_0000): loads and stores there reach DRAM past the cache, which does not see
+ * them, nor they what the cache holds. Never mix it with kmx_region's address on one
+ * line. 0 for an unknown ID. */
+KMX_API void* kmx_region_uncached(uint64_t id) {
+    return (void*)kmx__call(KMX_CALL_REGION_UNCACHED, id, 0, 0);
 }
 
 /* Drop the cluster's cached copy of region ID, so that the next read sees DRAM. Lines the

@@ -174,6 +174,7 @@ class Cluster:
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
             counting=image.uses_cycles or cores > 1, on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
+            forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
         )
         self.cores = []

@@ -219,9 +219,8 @@ class Explainer:
             cached = address - UNCACHED_ALIAS + CACHED_ALIAS
             return (
                 f"which is DRAM's uncached alias of {cached:#x} (that address at the cached "
-                f"alias, {self.describe_address(cached, fetch).removeprefix('which is ')}): "
-                "the simulator does not model uncached access yet. Use the cached alias, "
-                "the address kmx_region gives"
+                f"alias, {self.describe_address(cached, fetch).removeprefix('which is ')}), where "
+                "the thread has no memory"
             )
         return "which is not in the thread's memory"
 

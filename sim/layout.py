@@ -22,6 +22,7 @@ LINE = 64
 
 CACHED_ALIAS = 0x4000_3000_0000
 UNCACHED_ALIAS = 0x0000_3000_0000
+UNCACHED_OFFSET = CACHED_ALIAS - UNCACHED_ALIAS  # an address's uncached alias is it less this (hooks.h too)
 
 BANK_BYTES = 4 * GiB
 STACK_BYTES = 1 * MiB

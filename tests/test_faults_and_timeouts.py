@@ -304,19 +304,19 @@ def test_a_jump_into_a_zeroed_static_buffer_says_so_not_builtin_trap(tmp_path):
     assert "in the thread's static data ('buffer' + 16), not in its code: the core jumped into data" in cause
 
 
-def test_the_uncached_alias_is_named_and_said_not_simulated(tmp_path):
+def test_an_uncached_access_where_the_thread_has_no_memory_names_what_is_there_when_cached(tmp_path):
     source = (
         '#include "kmx.h"\nint kmx_main(int core) {\n    uint64_t n;\n'
         "    uint8_t* r = kmx_region(0, &n);\n"
         "    volatile uint8_t* uncached = (volatile uint8_t*)((uint64_t)r - 0x400000000000ull);\n"
-        "    return uncached[3];\n}\n"
+        "    return uncached[4096 + 8];\n}\n"
     )
     with pytest.raises(km.ThreadFault) as caught:
         run_to_end(program_for(source, tmp_path, regions={"numbers": 4096}))
     cause = caught.value.cause
     assert "which is DRAM's uncached alias of 0x4000" in cause
-    assert "byte 3 of region 'numbers' (ID 0)" in cause
-    assert "the simulator does not model uncached access yet" in cause
+    assert "8 bytes past the end of region 'numbers' (ID 0" in cause
+    assert cause.endswith("where the thread has no memory")
 
 
 # -- a wait that says where the cores are (issue 12, item 7) --------------------------------------

@@ -7,7 +7,8 @@ and kind, named in the user's own source line and explained.
 | unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region |
 | invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
 | flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
-| stale-read | a core reads bytes of a stale line (strict mode: cached before Python wrote the region) that it did not write, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read) |
+| stale-read | a core reads bytes of a stale line that it did not write: in strict mode, a line cached before Python wrote the region, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store wrote to DRAM under a line the cache held |
+| mixed-alias | a line is touched through the cached alias and through the uncached one |
 
 Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
 the checker costs nothing on the fast path. A page with a stale line is watched instead
@@ -37,7 +38,9 @@ UNFLUSHED_WRITE = "unflushed-write"
 INVALIDATE_DROPPED_WRITES = "invalidate-dropped-writes"
 FLUSH_WROTE_STALE_BYTES = "flush-wrote-stale-bytes"
 STALE_READ = "stale-read"
-KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ)
+MIXED_ALIAS = "mixed-alias"
+KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
+         MIXED_ALIAS)
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class Core(Protocol):
 
     def call_pc(self) -> int: ...
 
-    def access_pc(self, address: int, size: int, store: bool) -> int: ...
+    def access_pc(self, address: int, size: int, store: bool | None) -> int: ...
 
 
 class Checker:
@@ -102,6 +105,9 @@ class Checker:
         self._explainer = explainer
         self._running = running
         self._found: dict[tuple[int, str], Finding] = {}
+        # (region ID, page, cached alias?): the core and source line of the page's first
+        # touch through that alias, once the region was touched through the uncached one
+        self._first_touch: dict[tuple[int, int, bool], tuple[int, object]] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
 
     def has(self, region: "Region", kind: str) -> bool:
@@ -155,10 +161,65 @@ class Checker:
         core = self._running()
         if kind == hooks.EVENT_STALE_READ:
             self._stale_bytes_read(region, offset, size, core)
+        elif kind in (hooks.EVENT_FIRST_CACHED, hooks.EVENT_FIRST_UNCACHED):
+            cached = kind == hooks.EVENT_FIRST_CACHED
+            self._first_touch[(region.id, offset // PAGE, cached)] = self._touch_here(region, offset, cached, core)
+        elif kind in (hooks.EVENT_MIXED_CACHED, hooks.EVENT_MIXED_UNCACHED):
+            self._mixed(region, offset, kind == hooks.EVENT_MIXED_CACHED, core)
         elif kind == hooks.EVENT_STALE_FLUSH and core is not None:
             words = np.array([offset, offset + size - 4])  # (the first and the last 4 bytes)
             self.stale_flush(region, words, core, core.access_pc(registers.CCACHE0, 8, True),
                              how="a line flush (CCACHE0_FLUSH64)")
+
+    def _touch_here(self, region: "Region", offset: int, cached: bool, core: "Core | None"):
+        """(core, source line) of CORE's access now to the line at OFFSET of REGION's span,
+        through the CACHED alias or the uncached one."""
+        base = region.address - region.offset + offset - (0 if cached else hooks.UNCACHED_OFFSET)
+        pc = core.access_pc(base, LINE, store=None) if core is not None else None
+        return self._here(core, pc)
+
+    def _before(self, region: "Region", page: int, cached: bool):
+        """(core, source line) of the first touch of PAGE through the CACHED alias (or the
+        uncached one); for a cached touch from before the region was watched (the thread's
+        first uncached access), the page's first read the fill hook saw, or its first write."""
+        known = self._first_touch.get((region.id, page, cached))
+        if known is not None:
+            return known
+        cache = region.cache
+        if cached and cache.read_pc[page]:
+            return None, self._explainer.users_line(int(cache.read_pc[page]), int(cache.read_ra[page]))
+        if cached and cache.write_pc[page]:
+            return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
+        return None, None
+
+    def _mixed(self, region: "Region", offset: int, now_cached: bool, core: "Core | None") -> None:
+        """The line at OFFSET of REGION's span was touched through both aliases; NOW_CACHED:
+        the cached one is this access's."""
+        start, end = self._clip(region, offset, offset + LINE)
+        if start >= end:
+            return
+        key = (region.id, MIXED_ALIAS)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        number, source = self._touch_here(region, offset, now_cached, core)
+        _, other = self._before(region, offset // PAGE, not now_cached)
+        this_way, that_way = ("cached", "uncached") if now_cached else ("uncached", "cached")
+        where = _at(source)
+        earlier = f"at line {other.line}" if other is not None else "before"
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"core {number} touched region {region.name!r} ({_bytes(start, end, region.size)}) "
+                f"through the {this_way} alias {where}after the thread touched the same lines "
+                f"through the {that_way} alias {earlier}. The two are not coherent: the "
+                "uncached alias reads and writes DRAM past the cache, so a store through one "
+                "is not seen through the other while the cache holds the line (until a flush "
+                "writes a dirty line back, or an invalidate drops a stale one). Use one alias "
+                "for a line; to change, flush the line (kmx_flush, or CCACHE0_FLUSH64) "
+                "before the uncached access, and drop it again before the next cached one."
+            ),
+        )
 
     def _stale_bytes_read(self, region: "Region", offset: int, size: int, core: "Core | None") -> None:
         """CORE read a stale line of REGION whose stale bytes are [OFFSET, OFFSET + SIZE) of the span."""
@@ -172,17 +233,23 @@ class Checker:
         pc = core.access_pc(region.address - region.offset + offset, size, False) if core is not None else None
         number, source = self._here(core, pc)
         where = _at(source)
+        uncached = region.cache.uncached_used and bool(region.cache.uc_stale_at(offset))
+        why = ("while an uncached store wrote DRAM under them" if uncached else
+               "from before Python wrote the region")
+        fix = (f"Drop the lines after an uncached store (kmx_invalidate({region.id}), or "
+               "CCACHE0_FLUSH64 of each) before a cached read of them." if uncached else
+               f"Call kmx_invalidate({region.id}) before the thread first reads or writes the region.")
         self._record(
             key, number, region, start, end, source,
             lambda start, end: (
                 f"core {number} read stale bytes of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}){' ' + where.strip() if where else ''}: the "
-                "cache held those lines from "
-                "before Python wrote the region, and the thread had not written those bytes, so "
-                "it read what the cache held instead of Python's data (in strict mode 0xA5 "
-                "bytes, 2779096485 as a uint32). A write refills nothing: the bytes the thread did "
-                f"not write stay as the cache held them. Call kmx_invalidate({region.id}) before the thread first reads or "
-                "writes the region."
+                f"cache held those lines {why}, and the thread had not written those bytes, so "
+                "it read what the cache held instead of "
+                + ("DRAM's bytes." if uncached else "Python's data (in strict mode 0xA5 bytes, 2779096485 "
+                   "as a uint32). A write refills nothing: the bytes the thread did not write stay as "
+                   "the cache held them.")
+                + f" {fix}"
             ),
         )
 

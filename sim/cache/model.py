@@ -106,11 +106,15 @@ def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int,
 
     def called(_token: int, kind: int, offset: int, size: int) -> None:
         cache = region()
-        if cache is not None and cache.on_line_event is not None:
-            try:
+        if cache is None:
+            return
+        try:
+            if kind == hooks.EVENT_UNCACHED:
+                cache.start_uncached()
+            elif cache.on_line_event is not None:
                 cache.on_line_event(kind, offset, size)
-            except BaseException as error:  # noqa: BLE001 - raised after the run
-                cache.hook_error = cache.hook_error or error
+        except BaseException as error:  # noqa: BLE001 - raised after the run
+            cache.hook_error = cache.hook_error or error
 
     return called
 
@@ -181,6 +185,8 @@ class CachedRegion:
         self.write_pc = np.zeros(pages, np.uint64)  # the first write since the page was clean
         self.write_ra = np.zeros(pages, np.uint64)
         self.write_core = np.full(pages, -1, np.int8)
+        self.read_pc = np.zeros(pages, np.uint64)  # the first read the fill hook saw
+        self.read_ra = np.zeros(pages, np.uint64)
         self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
         self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
         # An access at a time (sim/native/watch.c): per page, a bit per line a line flush
@@ -194,6 +200,11 @@ class CachedRegion:
         self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
         # the checker's: a stale read of (offset, size), or a line flush that wrote stale bytes
         self.on_line_event: Callable[[int, int, int], None] | None = None
+        # The uncached alias (start_uncached): per page, the lines in the cache and those
+        # touched through each alias; per line, the bytes DRAM changed under (and, direct,
+        # DRAM's bytes there); per page, copy-on-write: its clean bytes are a copy.
+        self.uncached_used = False
+        self._cached_lines = self._uc_stale = self._side_mask = self._side = self._own_clean = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
         self._on_line_event = hooks.LINE_EVENT(_line_event(weakref.ref(self)))
@@ -210,6 +221,8 @@ class CachedRegion:
             write_pc=hooks.pointer(self.write_pc, ctypes.c_uint64),
             write_ra=hooks.pointer(self.write_ra, ctypes.c_uint64),
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
+            read_pc=hooks.pointer(self.read_pc, ctypes.c_uint64),
+            read_ra=hooks.pointer(self.read_ra, ctypes.c_uint64),
             on_stale_read=self._on_stale_read,
             dropped=hooks.pointer(self.dropped, ctypes.c_uint64),
             line_events=hooks.pointer(self.line_events),
@@ -257,6 +270,63 @@ class CachedRegion:
         self.state.stale_lines = hooks.pointer(self._stale_lines)
         self.state.told = hooks.pointer(self._told)
 
+    def start_uncached(self) -> None:
+        """The thread's first access through the uncached alias (sim/native/watch.c, which
+        watches every page of the region from now on): what it keeps of each line. A line
+        of a page filled before is taken to be in the cache (the pages were not watched:
+        which of their lines were touched is not known), and so touched through the cached
+        alias."""
+        if self.uncached_used:
+            return
+        full = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+        lines = self.pages * LINES_PER_PAGE
+        self._cached_lines = np.where(self._filled == 1, full, np.uint64(0)).astype(np.uint64)
+        touched = (self.loaded == 1) | (self.written == 1)
+        if self._unpainted is not None:
+            touched |= self._unpainted == 0
+        self._cc_touched = np.where(touched, full, np.uint64(0)).astype(np.uint64)
+        self._uc_touched = np.zeros(self.pages, np.uint64)
+        self._mixed_told = np.zeros(self.pages, np.uint64)
+        self._uc_stale = np.zeros(lines, np.uint64)
+        if self._told is None:
+            self._told = np.zeros(lines, np.uint8)
+            self.state.told = hooks.pointer(self._told)
+        state = self.state
+        if self.direct:
+            self._keep_clean_copies()
+            self._side = np.zeros(self.view.size, np.uint8)  # (zeros: calloc's, untouched pages)
+            self._side_mask = np.zeros(lines, np.uint64)
+            state.side, state.side_mask = hooks.pointer(self._side), hooks.pointer(self._side_mask, ctypes.c_uint64)
+        else:
+            self._own_clean = np.zeros(self.pages, np.uint8)
+            state.own_clean = hooks.pointer(self._own_clean)
+        for name in ("cached_lines", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
+            setattr(state, name, hooks.pointer(getattr(self, "_" + name), ctypes.c_uint64))
+        state.uncached_used = 1
+        self.uncached_used = True
+
+    def uc_stale_at(self, offset: int) -> int:
+        """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
+        return int(self._uc_stale[offset // LINE]) if self._uc_stale is not None else 0
+
+    def _side_bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Direct: (the span's byte offsets, DRAM's bytes there) that an uncached store
+        wrote under a line the cache holds."""
+        lines = np.flatnonzero(self._side_mask)
+        if lines.size == 0:
+            return _NO_LINES, np.zeros(0, np.uint8)
+        bits = np.unpackbits(self._side_mask[lines].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        row, byte = np.nonzero(bits)
+        offsets = lines[row] * LINE + byte
+        return offsets, self._side[offsets]
+
+    def _written_back(self, lines: np.ndarray) -> None:
+        """LINES were written back whole: nothing an uncached store wrote under them stays."""
+        if self.uncached_used and lines.size:
+            self._uc_stale[lines] = 0
+            if self._side_mask is not None:
+                self._side_mask[lines] = 0
+
     def _fresh_again(self, lines: np.ndarray) -> None:
         """LINES (sorted) were written back: the cache's bytes are DRAM's, none stale."""
         if self._fresh is None or lines.size == 0:
@@ -295,7 +365,10 @@ class CachedRegion:
             return np.full(end - start, CLEAN_COPY, np.uint8)
         if self.direct:
             return np.where(self._as_loaded[start:end] == 1, LOADED, CLEAN_COPY).astype(np.uint8)
-        return np.where(self.stale[start:end] == 1, CLEAN_COPY, IN_DRAM).astype(np.uint8)
+        own = self.stale[start:end] == 1
+        if self._own_clean is not None:  # (DRAM changed under a cached line: sim/native/watch.c)
+            own |= self._own_clean[start:end] == 1
+        return np.where(own, CLEAN_COPY, IN_DRAM).astype(np.uint8)
 
     def _written_runs(self) -> Iterator[tuple[int, int, int]]:
         """[start, end) of runs of pages written since they were last clean, each with
@@ -339,6 +412,9 @@ class CachedRegion:
                 dirty = self._dirty_in(start, end, where)
                 clean = self._clean_lines(start, end, where)
                 lines[dirty] = 0 if clean is None else clean[dirty - start * LINES_PER_PAGE]
+            if self._side_mask is not None:  # what uncached stores wrote under cached lines
+                offsets, values = self._side_bytes()
+                dram[offsets] = values
         return dram
 
     def stale_words(self, lines: np.ndarray) -> np.ndarray:
@@ -372,6 +448,7 @@ class CachedRegion:
         lines = np.concatenate(lines) if lines else _NO_LINES
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
         self._fresh_again(lines)
+        self._written_back(lines)
         self._mark(lines, FLUSHED)
         if words.size:
             marked = np.unique(words // LINE)
@@ -414,6 +491,16 @@ class CachedRegion:
         return lost
 
     def _drop(self) -> None:
+        if self.uncached_used:  # every line leaves: the next fills bring DRAM's bytes
+            if self._side_mask is not None:  # (direct: the view is DRAM, but for these)
+                offsets, values = self._side_bytes()
+                self.view[offsets] = values
+                self._copy_fill[np.unique(offsets // PAGE)] = 1  # (DRAM's own pages now)
+                self._side_mask[:] = 0
+            self._uc_stale[:] = 0
+            self._cached_lines[:] = 0
+            if self._own_clean is not None:
+                self._own_clean[:] = 0
         self._filled[:] = 0
         self._writable[:] = 0
         self.stale[:] = 0

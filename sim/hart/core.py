@@ -142,6 +142,7 @@ class HartContext:
     counting: bool  # the block hook counts instructions (kmx_cycles, or several cores)
     on_ecall: Callable[["Core"], None]
     check_hooks: Callable[[], None]
+    forget_translations: Callable[[], None] = lambda: None  # every core's TLB of the cluster goes
     interpret: bool = True  # after an instruction the engine lacks, interpret hot code (isa.c)
 
 
@@ -169,8 +170,6 @@ class Core:
         self._pending: BaseException | None = None  # raised in a hook, for run to raise
         self.engine: Engine | None = Engine()
         self._watches: list[hooks.Watch] = []  # kept alive for as long as the engine runs
-        for span in context.memory.spans:
-            self._map_span(span)
         # The TLB-fill hook, the cycle counter and the instructions the engine lacks are
         # C (sim/native/): they run on the fast path. Their state: this core's span table,
         # counters and the interpreter's memory.
@@ -190,6 +189,8 @@ class Core:
         if stubs.end > stubs.start:
             self.native.turn.uncounted_start = context.image_base + stubs.start
             self.native.turn.uncounted_end = context.image_base + stubs.end
+        for span in context.memory.spans:
+            self._map_span(span)
         self._span_table()
         # The stubs' scratch page (sim.isa.rewrite): the core's own, at the address space's end.
         self._scratch_page = host.anonymous(PAGE)
@@ -227,11 +228,13 @@ class Core:
         """Map SPAN; a region's span also at its watch alias, as a device whose every
         access calls sim/native/watch.c (the fill hook maps watched pages there)."""
         self.engine.map(span.base, span.size, span.host_address)
-        if span.region is not None:
-            watch = hooks.Watch(region=ctypes.pointer(span.region.state))
+        if span.region is not None:  # (and at its uncached alias, a device that reaches DRAM past the cache)
+            watch = hooks.Watch(region=ctypes.pointer(span.region.state), core=ctypes.addressof(self.native))
             self._watches.append(watch)
             self.engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("watch_device_read"),
                                    hooks.function("watch_device_write"), ctypes.addressof(watch))
+            self.engine.map_device(span.base - hooks.UNCACHED_OFFSET, span.size, hooks.function("uncached_device_read"),
+                                   hooks.function("uncached_device_write"), ctypes.addressof(watch))
 
     def _span_table(self) -> None:
         """The address space as the native hooks search it: the spans, sorted, with their kinds
@@ -336,13 +339,17 @@ class Core:
         """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
         or after a fence.i. Do what it stopped for, and say whether to go on."""
         grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
+        retranslate = self.native.device.retranslate
         self.native.tlb.grow, self._fenced, self._peek_wanted = 0, False, False
+        self.native.device.retranslate = 0
+        if retranslate:  # a region is watched whole now (sim/native/watch.c): every core's TLB goes
+            self.context.forget_translations()
         if fenced:
             self.drop_translations()
         if peek:
             self._peek = tuple(self.engine.read_many(["pc", "fp"]))
             self._peeked.set()
-        if not (grow or fenced or peek) or self._stopped_by_call or self._interrupted or self.state != READY:
+        if not (grow or fenced or peek or retranslate) or self._stopped_by_call or self._interrupted or self.state != READY:
             return False  # the run would have ended here anyway
         if grow:  # a flush doubles the TLB while it is mostly in use
             self.flush_tlb()
@@ -595,8 +602,8 @@ class Core:
             return self.fault(address, cause, came_from=self.engine.read("ra"))
         return self.fault(pc, cause)
 
-    def access_pc(self, address: int, size: int, store: bool, start: int | None = None) -> int:
-        """The pc of the load (STORE: store) of SIZE bytes at ADDRESS that the core is
+    def access_pc(self, address: int, size: int, store: bool | None, start: int | None = None) -> int:
+        """The pc of the load (STORE: store; None: either) of SIZE bytes at ADDRESS that the core is
         doing now, from inside a device callback (sim/native/watch.c). There the engine's pc
         (or START) is the start of the translated block, or an instruction before the
         access in it: the block is walked from there to the instruction whose address is
@@ -612,9 +619,9 @@ class Core:
             if vector.is_memory(bits):
                 return pc
             access = decode.memory_access(bits)
-            if access is not None and access[0] in (store, None):
+            if access is not None and (store is None or access[0] in (store, None)):
                 exact = decode.effective_address(bits, self.engine.x)
-                if exact is not None and exact <= address < exact + max(access[1], 1):
+                if exact is not None and exact < address + max(size, 1) and address < exact + max(access[1], 1):
                     return pc
                 first = pc if first is None else first
             if decode.ends_block(bits):

@@ -13,7 +13,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..hart.faults import CallError
-from ..layout import RESULT_WORDS, count_bytes
+from ..layout import RESULT_WORDS, UNCACHED_OFFSET, count_bytes
 from ..memory.address_space import MemoryAccessError
 from .linux import Linux, SystemCallFault
 from .printf import FormatError, format_print
@@ -62,6 +62,7 @@ class Call(IntEnum):
     CLUSTER = 11
     BARRIER = 12
     ASSERT = 13  # the C library's assert (kmx_runtime/process.c)
+    REGION_UNCACHED = 14
 
     @property
     def c_name(self) -> str:
@@ -92,6 +93,7 @@ class TrapTable:
             Call.CLUSTER: self.cluster_number,
             Call.BARRIER: self.barrier,
             Call.ASSERT: self.assert_failed,
+            Call.REGION_UNCACHED: self.region_uncached,
         }
         self.linux = Linux(thread)
 
@@ -148,6 +150,11 @@ class TrapTable:
             size = region.size if region else 0
             self.thread.memory.write(bytes_pointer, struct.pack("<Q", size), core)
         return region.address if region else 0
+
+    def region_uncached(self, core: "Core", region_id: int, _a1: int, _a2: int) -> int:
+        if region_id >= len(self.thread.regions):
+            return 0
+        return self.thread.regions[region_id].address - UNCACHED_OFFSET
 
     def invalidate(self, core: "Core", region_id: int, _a1: int, _a2: int) -> None:
         self.thread.invalidate(self._region_id(region_id), core)

@@ -33,7 +33,8 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
         if (!r->writable[page]) { /* the first write since the page was clean */
             /* Keep the clean bytes, unless the model knows them another way: DRAM's
              * (copy-on-write), or the bytes the page was loaded with (direct). */
-            int keep = r->direct ? !r->as_loaded[page] : (r->copy_all || r->stale[page]);
+            int keep = r->direct ? !r->as_loaded[page]
+                                 : (r->copy_all || r->stale[page] || (r->own_clean && r->own_clean[page]));
             if (keep)
                 copy_page(r->clean + start, r->view + start);
             r->writable[page] = 1;
@@ -47,7 +48,11 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
             r->write_ra[page] = ra;
             r->write_core[page] = core ? (int8_t)core->engine.core : -1;
         }
-    } else if (!(r->invalidated || r->written[page] || r->read_stale[page] || (r->dropped && r->dropped[page]))) {
+    } else if (r->read_pc && !r->read_pc[page] && core && uc) { /* (the checker: a mixed-alias's other line) */
+        core->engine.reg_read(uc, (int)core->engine.reg_pc, &r->read_pc[page]);
+        core->engine.reg_read(uc, (int)core->engine.reg_ra, &r->read_ra[page]);
+    }
+    if (!write && !(r->invalidated || r->written[page] || r->read_stale[page] || (r->dropped && r->dropped[page]))) {
         /* (a page a line flush dropped lines of is watched instead, or needs nothing: watch.c) */
         r->read_stale[page] = 1; /* Python's data, read before any invalidate */
         if (r->on_stale_read)
@@ -88,6 +93,15 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
         if (type == UC_MEM_FETCH)
             goto refuse;
         entry->paddr = address & ~(uint64_t)(PAGE - 1);
+        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        return 1;
+    }
+    if (address >= UNCACHED_LOW && address < UNCACHED_HIGH) { /* the uncached alias (watch.c) */
+        Span *cached = find_span(core, address + UNCACHED_OFFSET);
+        if (!cached || type == UC_MEM_FETCH)
+            goto refuse;
+        /* a region's span is a device there; the rest is not cached by the simulator at all */
+        entry->paddr = (cached->kind == SPAN_REGION ? address : address + UNCACHED_OFFSET) & ~(uint64_t)(PAGE - 1);
         entry->perms = UC_PROT_READ | UC_PROT_WRITE;
         return 1;
     }

@@ -78,10 +78,28 @@ typedef struct {
     uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
     uint8_t *loaded_bytes; /* direct: the bytes the span was loaded with (0: zeros) */
     line_event_fn on_line_event; /* Python: a stale read, or a line flush that wrote stale bytes */
+    /* The uncached alias (watch.c): from the thread's first access through it, every page
+     * of the region is watched, and these say what the page-level flags cannot. */
+    int64_t uncached_used;
+    uint64_t *cached_lines; /* per page, a bit per line: the line is in the cache */
+    uint64_t *cc_touched;   /* per page, a bit per line: touched through the cached alias, */
+    uint64_t *uc_touched;   /* and through the uncached one */
+    uint64_t *mixed_told;   /* per page, a bit per line: its mixed-alias was told to Python */
+    uint64_t *uc_stale;     /* per line: bytes the cache holds that DRAM does not since an uncached store */
+    uint64_t *side_mask;    /* direct, per line: the bytes of DRAM held in `side` (the view holds the cache's) */
+    uint8_t *side;
+    uint8_t *own_clean;     /* copy-on-write, per page: its clean bytes are a copy, not DRAM's */
+    uint64_t *read_pc;      /* per page: the pc and ra of its first read the fill hook saw */
+    uint64_t *read_ra;
 } Region;
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
-enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3 };
+enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNCACHED = 4,
+       EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8 };
+/* The uncached alias of the cluster's DRAM: an address less this (sim/layout.py) */
+#define UNCACHED_OFFSET 0x400000000000ull
+#define UNCACHED_LOW 0x30000000ull   /* the alias of the lowest and highest */
+#define UNCACHED_HIGH 0x130000000ull /* cached addresses (0x4000_3000_0000 on) */
 #define LINE 64u
 #define LINES_PER_PAGE (PAGE / LINE)
 /* A watched page is mapped at its address plus WATCH_ALIAS, where the engine maps the span
@@ -166,6 +184,7 @@ typedef struct { /* the cache's registers (watch.c): what a thread did to them *
     uint64_t fault_pc;      /* and the engine's pc then (its block's start, or before it) */
     uint64_t low_half;      /* the engine hands a device an 8-byte store as two 4-byte ones, */
     uint64_t low_at;        /* low half first: the low half, and its address (0: none) */
+    int64_t retranslate;    /* a region became watched whole: every core's TLB must go */
 } Device;
 
 typedef struct {
@@ -185,6 +204,12 @@ int page_watched(const Region *r, uint64_t page);
 void watch_read(Region *r, uint64_t offset, uint64_t size);
 void watch_write(Region *r, uint64_t offset, uint64_t size);
 int device_holds(uint64_t address);
+typedef struct {
+    Region *region;
+    Core *core;
+} Watch; /* what a region's device callbacks get */
+uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data);
+void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 
 /* unicorn's RISC-V register numbers (riscv.h; sim/native/hooks.py checks them) */
 #define UC_REG_X0 1

@@ -30,6 +30,7 @@ from ..build import cache as build_cache
 
 from ..build import toolchain
 from ..build.cache import BuildError
+from ..layout import UNCACHED_OFFSET  # (hooks.h's copy: test_hooks checks)
 
 FOLDER = Path(__file__).resolve().parent
 SOURCES = tuple(sorted(FOLDER.glob("*.c")))
@@ -41,7 +42,8 @@ NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
 LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
-EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED = 1, 2, 3
+EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED, EVENT_UNCACHED = 1, 2, 3, 4
+EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED = 5, 6, 7, 8
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
 DEVICE_BLOCKS = (("CCACHE0", 0x0201_0000, 0x1000, "ccache_read", "ccache_write"),
@@ -92,13 +94,24 @@ class RegionState(ctypes.Structure):
         ("line_events", _u8),
         ("loaded_bytes", _u8),
         ("on_line_event", LINE_EVENT),
+        ("uncached_used", ctypes.c_int64),
+        ("cached_lines", _u64),
+        ("cc_touched", _u64),
+        ("uc_touched", _u64),
+        ("mixed_told", _u64),
+        ("uc_stale", _u64),
+        ("side_mask", _u64),
+        ("side", _u8),
+        ("own_clean", _u8),
+        ("read_pc", _u64),
+        ("read_ra", _u64),
     ]
 
 
 class Watch(ctypes.Structure):
     """What watch.c's device callbacks of a region's span get (watch.c, Watch)."""
 
-    _fields_ = [("region", ctypes.POINTER(RegionState))]
+    _fields_ = [("region", ctypes.POINTER(RegionState)), ("core", ctypes.c_void_p)]
 
 
 class SpanEntry(ctypes.Structure):
@@ -192,6 +205,7 @@ class Device(ctypes.Structure):
         ("fault_pc", ctypes.c_uint64),
         ("low_half", ctypes.c_uint64),
         ("low_at", ctypes.c_uint64),
+        ("retranslate", ctypes.c_int64),
     ]
 
 

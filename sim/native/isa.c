@@ -93,7 +93,8 @@ typedef struct {
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
     uint32_t page_generation, code_generation;
     Region *watched;        /* the watched page host_miss last met (watch.c), */
-    uint64_t watched_base;  /* and its span's address */
+    uint64_t watched_base;  /* its span's address, */
+    int watched_uncached;   /* and whether it is the region's uncached alias */
 } Hart;
 
 #define WATCHED ((uint8_t *)1) /* host_of's answer for a watched page: an access at a time */
@@ -211,12 +212,15 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     uint64_t paddr = 0;
     if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
         return 0;
-    if (paddr >= WATCH_ALIAS) { /* a watched page: not kept, each access goes to watch.c */
-        Span *span = find_span(core, paddr - WATCH_ALIAS);
+    int uncached = paddr >= UNCACHED_LOW && paddr < UNCACHED_HIGH;
+    if (paddr >= WATCH_ALIAS || uncached) { /* a watched page, or a region's uncached alias: */
+        uint64_t cached = uncached ? paddr + UNCACHED_OFFSET : paddr - WATCH_ALIAS; /* not kept, */
+        Span *span = find_span(core, cached); /* each access goes to watch.c */
         if (!span || !span->region)
             return 0;
         h->watched = span->region;
-        h->watched_base = span->base;
+        h->watched_base = span->base - (uncached ? UNCACHED_OFFSET : 0);
+        h->watched_uncached = uncached;
         return WATCHED;
     }
     uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
@@ -250,6 +254,11 @@ static inline __attribute__((always_inline)) uint8_t *host_of(Hart *h, uint64_t 
 /* An access to a watched page (host_of gave WATCHED): the bytes, and watch.c told. */
 static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t offset = address - h->watched_base, v = 0;
+    if (h->watched_uncached) {
+        Watch watch = {h->watched, h->core};
+        *value = uncached_device_read(h->uc, offset, (unsigned)size, &watch);
+        return 1;
+    }
     __builtin_memcpy(&v, h->watched->view + offset, size);
     watch_read(h->watched, offset, size);
     *value = v;
@@ -258,6 +267,11 @@ static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int
 
 static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
     uint64_t offset = address - h->watched_base;
+    if (h->watched_uncached) {
+        Watch watch = {h->watched, h->core};
+        uncached_device_write(h->uc, offset, (unsigned)size, value, &watch);
+        return 1;
+    }
     __builtin_memcpy(h->watched->view + offset, &value, size);
     watch_write(h->watched, offset, size);
     return 1;

@@ -7,6 +7,9 @@
  *     not wholly written over. A read of a byte the thread did not write is a stale read.
  *   - a page some of whose lines (not all) a line flush dropped before any invalidate:
  *     a read of a line not dropped is a read before invalidate, of a dropped one is not.
+ *   - every page of a region the thread touched through the uncached alias: the lines
+ *     in the cache, the bytes of DRAM that changed under them, and which alias touched
+ *     which line are known an access at a time from then on.
  * tlb_fill maps a watched page at its address plus WATCH_ALIAS, where the engine maps
  * the span a second time as a device whose reads and writes call here: every access to
  * the page then comes here, with its offset and size, until the page is unwatched and
@@ -23,6 +26,14 @@
  *     the simulator's flushes are done at once.
  * Any other access to those blocks is a fault the core raises after the instruction
  * (Device: sim/hart/core.py names the register).
+ *
+ * The uncached alias (MemoryMap of the L2CPU tile: 0x0000_3000_0000 on, the cached
+ * window less 0x4000_0000_0000): each region's span is mapped there as a device too, whose
+ * loads and stores reach DRAM past the cache. A store there to a line the cache holds
+ * leaves the cache's bytes as they were (stale: a cached read of them is a stale read);
+ * to a line it does not hold, the next fill brings it. A load there reads DRAM, not a
+ * dirty line's bytes. Direct regions (card mode: the view is DRAM itself) keep DRAM's
+ * bytes under a cached line aside (side, side_mask) until the line leaves the cache.
  */
 #include "hooks.h"
 
@@ -38,6 +49,8 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
 }
 
 int page_watched(const Region *r, uint64_t page) {
+    if (r->uncached_used)
+        return 1;
     if (r->stale[page] && r->stale_lines && r->stale_lines[page])
         return 1;
     if (r->dropped && !r->invalidated) {
@@ -48,7 +61,7 @@ int page_watched(const Region *r, uint64_t page) {
 }
 
 /* The lines of [OFFSET, OFFSET + SIZE), a line at a time: LINE, the first byte in it, and
- * how many (a loop's header: for (EACH_LINE(offset, size)) { ... STEP; }). */
+ * how many (a loop's header: for (EACH_LINE(offset, size)) { ... }). */
 #define EACH_LINE(offset, size)                                                                  \
     uint64_t at_ = (offset), end_ = (offset) + (size), line = 0, first = 0, count = 0;           \
     at_ < end_ && (line = at_ / LINE, first = at_ % LINE,                                        \
@@ -60,20 +73,54 @@ static void mark(Region *r, uint64_t line, uint8_t state) {
         r->line_events[line] = state;
 }
 
+static void tell(Region *r, int64_t kind, uint64_t offset, uint64_t size) {
+    if (r->on_line_event)
+        r->on_line_event(r->token, kind, offset, size);
+}
+
+static uint64_t first_byte(uint64_t mask) { return (uint64_t)__builtin_ctzll(mask); }
+static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll(mask); }
+
+/* A stale read of LINE's bytes WANT: told once a line, with the stale bytes of the line. */
+static void stale_read(Region *r, uint64_t line, uint64_t stale) {
+    if (r->told[line])
+        return;
+    r->told[line] = 1;
+    mark(r, line, MARK_READ_STALE);
+    tell(r, EVENT_STALE_READ, line * LINE + first_byte(stale), last_byte(stale) - first_byte(stale) + 1);
+}
+
+/* LINE of PAGE touched through the cached alias (CACHED) or the uncached one: the first
+ * touch of a page through each is told (the checker keeps its source line), and a line
+ * touched through both is a mixed-alias, told once. */
+static void touched(Region *r, uint64_t page, uint64_t line, int cached) {
+    uint64_t bit = 1ull << (line % LINES_PER_PAGE);
+    uint64_t *mine = cached ? r->cc_touched : r->uc_touched, *other = cached ? r->uc_touched : r->cc_touched;
+    if (!mine[page])
+        tell(r, cached ? EVENT_FIRST_CACHED : EVENT_FIRST_UNCACHED, line * LINE, LINE);
+    mine[page] |= bit;
+    if ((other[page] & bit) && !(r->mixed_told[page] & bit)) {
+        r->mixed_told[page] |= bit;
+        tell(r, cached ? EVENT_MIXED_CACHED : EVENT_MIXED_UNCACHED, line * LINE, LINE);
+    }
+}
+
 void watch_read(Region *r, uint64_t offset, uint64_t size) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, want = byte_mask(first, count);
-        if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want) {
-            /* once a line; a page read before it was written has its finding already
-             * (read before invalidate, fill.c), which covers the page */
-            if (!r->told[line] && !r->read_stale[page]) {
-                r->told[line] = 1;
-                mark(r, line, MARK_READ_STALE);
-                uint64_t stale = ~r->fresh[line]; /* the line's stale bytes, first to last */
-                uint64_t lo = (uint64_t)__builtin_ctzll(stale), hi = 63 - (uint64_t)__builtin_clzll(stale);
-                if (r->on_line_event)
-                    r->on_line_event(r->token, EVENT_STALE_READ, line * LINE + lo, hi - lo + 1);
+        if (r->uncached_used) {
+            touched(r, page, line, 1);
+            r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
+            if (r->uc_stale[line] & want) { /* DRAM changed under the cached line */
+                stale_read(r, line, r->uc_stale[line]);
+                continue;
             }
+        }
+        if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want) {
+            /* a page read before it was written has its finding already (read before
+             * invalidate, fill.c), which covers the page */
+            if (!r->read_stale[page])
+                stale_read(r, line, ~r->fresh[line]);
         } else if (r->dropped && !r->invalidated && !r->written[page] && !r->read_stale[page] &&
                    !(r->dropped[page] >> (line % LINES_PER_PAGE) & 1)) {
             r->read_stale[page] = 1; /* Python's data, read before any invalidate (fill.c) */
@@ -85,9 +132,14 @@ void watch_read(Region *r, uint64_t offset, uint64_t size) {
 
 void watch_write(Region *r, uint64_t offset, uint64_t size) {
     for (EACH_LINE(offset, size)) {
-        uint64_t page = line / LINES_PER_PAGE;
+        uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
+        if (r->uncached_used) {
+            touched(r, page, line, 1);
+            r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
+            r->uc_stale[line] &= ~wrote; /* the thread's own bytes now */
+        }
         if (r->stale[page] && r->fresh && r->fresh[line] != FULL) {
-            r->fresh[line] |= byte_mask(first, count);
+            r->fresh[line] |= wrote;
             if (r->fresh[line] == FULL && r->stale_lines[page])
                 r->stale_lines[page]--;
         }
@@ -95,10 +147,6 @@ void watch_write(Region *r, uint64_t offset, uint64_t size) {
 }
 
 /* -- a region's span as a device: the watched pages' accesses ----------------------------- */
-
-typedef struct {
-    Region *region;
-} Watch;
 
 uint64_t watch_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
     (void)uc;
@@ -116,7 +164,7 @@ void watch_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value
     watch_write(r, offset, size);
 }
 
-/* -- a line flush -------------------------------------------------------------------------- */
+/* -- the clean bytes of a line ------------------------------------------------------------ */
 
 /* Where the clean bytes of the line at OFFSET (of page PAGE) are, as
  * sim/cache/model.py's CachedRegion._reference says: 0 for zeros (direct, loaded as zeros). */
@@ -125,7 +173,7 @@ static const uint8_t *reference(const Region *r, uint64_t page, uint64_t offset)
         return r->clean + offset;
     if (r->direct)
         return r->as_loaded[page] ? (r->loaded_bytes ? r->loaded_bytes + offset : 0) : r->clean + offset;
-    return r->stale[page] ? r->clean + offset : r->dram + offset;
+    return (r->stale[page] || (r->own_clean && r->own_clean[page])) ? r->clean + offset : r->dram + offset;
 }
 
 static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zeros */
@@ -136,8 +184,13 @@ static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zero
     return 0;
 }
 
-/* The line at OFFSET of R was written back: DRAM holds the view's bytes. Make the view's
- * bytes the line's clean ones, as CachedRegion._clean_again does for whole pages. */
+static int dirty(const Region *r, uint64_t page, uint64_t offset) { /* the line at OFFSET */
+    return r->writable[page] && differs(r->view + offset, reference(r, page, offset));
+}
+
+/* The clean bytes of the line at OFFSET are now the view's (it was written back, or DRAM
+ * changed under a line the cache does not hold), as CachedRegion._clean_again does for
+ * whole pages. */
 static void clean_again(Region *r, uint64_t page, uint64_t offset) {
     uint64_t start = page * PAGE;
     if (r->direct && r->as_loaded[page]) { /* the page's clean bytes are now its own copy */
@@ -147,11 +200,43 @@ static void clean_again(Region *r, uint64_t page, uint64_t offset) {
             __builtin_memset(r->clean + start, 0, PAGE);
         r->as_loaded[page] = 0;
     }
-    if (r->copy_all || r->direct || r->stale[page])
+    if (r->copy_all || r->direct || r->stale[page] || (r->own_clean && r->own_clean[page]))
         __builtin_memcpy(r->clean + offset, r->view + offset, LINE);
     if (!r->copy_all) /* what lies under the view's copies is no longer DRAM's page */
         r->copy_fill[page] = 1;
 }
+
+/* The line at OFFSET leaves the cache: the next access fills it from DRAM, so the view
+ * takes DRAM's bytes where they differ (stale ones). */
+static void refill(Region *r, uint64_t page, uint64_t line) {
+    uint64_t offset = line * LINE;
+    int changed = 0;
+    if (r->stale[page] && r->fresh && r->fresh[line] != FULL) { /* strict mode's stale line */
+        __builtin_memcpy(r->view + offset, r->dram + offset, LINE);
+        r->fresh[line] = FULL;
+        if (r->stale_lines[page])
+            r->stale_lines[page]--;
+        changed = 1;
+    }
+    if (r->uncached_used) {
+        if (r->direct && r->side_mask[line]) { /* DRAM's bytes were kept aside */
+            for (uint64_t i = 0; i < LINE; i++)
+                if (r->side_mask[line] >> i & 1)
+                    r->view[offset + i] = r->side[offset + i];
+            r->side_mask[line] = 0;
+            changed = 1;
+        } else if (!r->direct && r->uc_stale[line]) {
+            __builtin_memcpy(r->view + offset, r->dram + offset, LINE);
+            changed = 1;
+        }
+        r->uc_stale[line] = 0;
+        r->cached_lines[page] &= ~(1ull << (line % LINES_PER_PAGE));
+    }
+    if (changed && r->writable[page])
+        clean_again(r, page, offset);
+}
+
+/* -- a line flush -------------------------------------------------------------------------- */
 
 /* CCACHE0_FLUSH64 of ADDRESS: the line written back to DRAM if dirty, then dropped (a
  * later access fills it from DRAM again). Not a region's line: the simulator caches no
@@ -174,30 +259,98 @@ static void flush_line(Core *core, uint64_t address) {
             __builtin_memset(r->view + page * PAGE, STALE_BYTE, PAGE);
     }
     int stale = r->stale[page] && r->fresh && r->fresh[line] != FULL;
-    int written_back = 0;
-    if (r->writable[page] && differs(r->view + offset, reference(r, page, offset))) {
-        if (stale && r->on_line_event) { /* the bytes it did not write go to DRAM */
+    if (dirty(r, page, offset)) {
+        if (stale) { /* the bytes it did not write go to DRAM */
             uint64_t bytes = ~r->fresh[line];
-            uint64_t lo = (uint64_t)__builtin_ctzll(bytes), hi = 63 - (uint64_t)__builtin_clzll(bytes);
-            r->on_line_event(r->token, EVENT_STALE_FLUSH, offset + lo, hi - lo + 1);
+            tell(r, EVENT_STALE_FLUSH, offset + first_byte(bytes), last_byte(bytes) - first_byte(bytes) + 1);
+            r->fresh[line] = FULL;
+            if (r->stale_lines[page])
+                r->stale_lines[page]--;
         }
         if (!r->direct)
             __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
+        if (r->uncached_used) /* the whole line went back, over what an uncached store wrote */
+            r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
         clean_again(r, page, offset);
         mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
-        written_back = 1;
-        if (r->on_line_event)
-            r->on_line_event(r->token, EVENT_FLUSHED, offset, LINE);
+        tell(r, EVENT_FLUSHED, offset, LINE);
     }
-    if (stale) { /* dropped: the next access fills it with DRAM's bytes */
-        if (!written_back) {
-            __builtin_memcpy(r->view + offset, r->dram + offset, LINE);
+    refill(r, page, line);
+}
+
+/* -- the uncached alias: DRAM past the cache ------------------------------------------------ */
+
+/* The thread's first access to R through the uncached alias: Python allocates what watch.c
+ * keeps of each line (EVENT_UNCACHED), and every core's TLB goes, so that every page of
+ * the region is watched from the next access on. */
+static void start_uncached(Region *r, Core *core, void *uc) {
+    tell(r, EVENT_UNCACHED, 0, 0);
+    core->device.retranslate = 1;
+    core->engine.emu_stop(uc);
+}
+
+/* DRAM's byte at OFFSET (direct: the view is DRAM but for dirty lines, whose DRAM bytes are
+ * their clean ones, and bytes an uncached store wrote under a cached line, kept aside). */
+static uint8_t dram_byte(const Region *r, uint64_t offset) {
+    if (!r->direct)
+        return r->dram[offset];
+    uint64_t line = offset / LINE, page = offset / PAGE;
+    if (r->side_mask[line] >> (offset % LINE) & 1)
+        return r->side[offset];
+    if (dirty(r, page, line * LINE)) {
+        const uint8_t *clean = reference(r, page, line * LINE);
+        return clean ? clean[offset % LINE] : 0;
+    }
+    return r->view[offset];
+}
+
+uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
+    Watch *w = (Watch *)data;
+    Region *r = w->region;
+    if (!r->uncached_used)
+        start_uncached(r, w->core, uc);
+    uint64_t value = 0;
+    for (unsigned i = 0; i < size && i < 8; i++)
+        value |= (uint64_t)dram_byte(r, offset + i) << (8 * i);
+    for (EACH_LINE(offset, size))
+        touched(r, line / LINES_PER_PAGE, line, 0);
+    return value;
+}
+
+void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
+    Watch *w = (Watch *)data;
+    Region *r = w->region;
+    if (!r->uncached_used)
+        start_uncached(r, w->core, uc);
+    uint8_t bytes[8];
+    __builtin_memcpy(bytes, &value, 8);
+    for (EACH_LINE(offset, size)) {
+        uint64_t page = line / LINES_PER_PAGE, mask = byte_mask(first, count), at = line * LINE + first;
+        const uint8_t *from = bytes + (at - offset);
+        touched(r, page, line, 0);
+        int cached = r->filled[page] && (r->cached_lines[page] >> (line % LINES_PER_PAGE) & 1);
+        r->copy_fill[page] = 1; /* DRAM's page is no longer what lies under the view (a snapshot) */
+        if (cached) { /* DRAM changes; the cache keeps its bytes, stale now */
+            if (r->direct) {
+                __builtin_memcpy(r->side + at, from, count);
+                r->side_mask[line] |= mask;
+            } else {
+                if (!r->copy_all && !r->stale[page] && !r->own_clean[page]) {
+                    /* the page's clean bytes were DRAM's: they are kept aside first */
+                    if (r->writable[page])
+                        __builtin_memcpy(r->clean + page * PAGE, r->dram + page * PAGE, PAGE);
+                    r->own_clean[page] = 1;
+                }
+                __builtin_memcpy(r->dram + at, from, count);
+            }
+            r->uc_stale[line] |= mask;
+        } else { /* not cached: DRAM changes, and the next fill brings it */
+            if (!r->direct)
+                __builtin_memcpy(r->dram + at, from, count);
+            __builtin_memcpy(r->view + at, from, count);
             if (r->writable[page])
-                __builtin_memcpy(r->clean + offset, r->view + offset, LINE);
+                clean_again(r, page, line * LINE);
         }
-        r->fresh[line] = FULL;
-        if (r->stale_lines[page])
-            r->stale_lines[page]--;
     }
 }
 
