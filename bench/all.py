@@ -25,6 +25,7 @@ RUNS = {
     "stream": ["stream.py"],
     "isa": ["isa.py"],
     "vector": ["vector.py"],
+    "cache_modes": ["cache_modes.py"],
 }
 
 

@@ -21,10 +21,11 @@ from komorebi._errors import (
     ThreadFault,
 )
 from komorebi._program import Program
-from komorebi._results import Finding, ThreadResult
+from komorebi._results import CacheCounts, Finding, ThreadResult
 from komorebi._session import Run, Session, Thread
 
 __all__ = [
+    "CacheCounts",
     "CoherenceWarning",
     "CompileError",
     "CompileWarning",

@@ -58,6 +58,8 @@ class Options:
     quantum: int
     schedule_seed: int | None
     output_limit: int | None
+    cache: str = "unbounded"  # or "card-size"
+    cache_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ class Machine(Protocol):
     def findings(self) -> list["Finding"]: ...
     def pictures(self) -> list[RegionPicture]: ...
     def output(self, cluster: int) -> Output: ...
+    def cache_counts(self) -> list["CacheCounts"]: ...  # (the card-size cache; [] for the unbounded one)
 
 
 class Backend(Protocol):

@@ -37,11 +37,31 @@ class ThreadResult:
 
 
 @dataclass(frozen=True)
+class CacheCounts:
+    """How one region fared in the card-size cache (km.Session(cache="card-size")): its
+    accesses' hits and misses at each level of the tile, and the lines of it the L3
+    evicted, of which `written_back` were dirty (each a missing flush the eviction may
+    have rescued). Every access to the region counts once at the L1D, its misses once at
+    the L2, and the L2's misses once at the L3."""
+
+    cluster: int
+    region: str
+    l1d_hits: int
+    l1d_misses: int
+    l2_hits: int
+    l2_misses: int
+    l3_hits: int
+    l3_misses: int
+    evicted: int
+    written_back: int
+
+
+@dataclass(frozen=True)
 class Finding:
     """One coherence mistake of a thread: what, where in the region, where in the source.
 
     `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes",
-    "flush-wrote-stale-bytes" or "stale-read"; `start` and `end` are byte offsets in the region (end
+    "flush-wrote-stale-bytes", "stale-read" or "mixed-alias"; `start` and `end` are byte offsets in the region (end
     exclusive), the span of every byte the mistake touched; `file` and `line` are the
     source line of its first occurrence; `message` says what went wrong and what the fix
     is.

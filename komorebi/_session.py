@@ -19,10 +19,11 @@ from komorebi._backend import Backend, CorePlace, FaultReport, Handed, Machine, 
 from komorebi._cache_map import cache_map_svg, cache_report
 from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._program import Program
-from komorebi._results import Finding, ThreadResult
+from komorebi._results import CacheCounts, Finding, ThreadResult
 from komorebi._simulator import DEFAULT_QUANTUM, OUTPUT_KEPT, Simulator
 
 COHERENCE_MODES = ("card", "strict")
+CACHES = ("unbounded", "card-size")
 
 
 def _thread_fault(fault: FaultReport) -> ThreadFault:
@@ -264,6 +265,12 @@ class Run:
         cluster (complete once the run has stopped)."""
         return self._loaded.machine.findings()
 
+    def cache_counts(self) -> list[CacheCounts]:
+        """With km.Session(cache="card-size"): how each region fared in the tile's
+        caches, a km.CacheCounts per region, cluster by cluster (complete once the run has
+        stopped). [] with the unbounded cache, which has no levels to count."""
+        return self._loaded.machine.cache_counts()
+
     def cache_report(self) -> str:
         """What happened to each line of each region, as text for a terminal."""
         self._require_stopped("run.cache_report()")
@@ -313,6 +320,8 @@ class Session:
         quantum: int = DEFAULT_QUANTUM,
         schedule_seed: int | None = None,
         output_limit: int | None = OUTPUT_KEPT,
+        cache: str = "unbounded",
+        cache_seed: int = 0,
         backend: Backend | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
@@ -320,8 +329,11 @@ class Session:
         SCHEDULE_SEED (an int) the order and the length of each turn are drawn from a
         generator seeded by it instead: another interleaving, the same every time.
         OUTPUT_LIMIT is how many characters of its latest printed lines each thread keeps
-        for `Thread.output` (None: all of them). BACKEND is the machine to run on (None:
-        the simulator; komorebi._backend says what one is)."""
+        for `Thread.output` (None: all of them). CACHE is "unbounded" (a line stays until
+        an invalidate drops it) or "card-size" (the tile's L1D, L2 and L3 at the card's
+        sizes: lines are evicted, a dirty one written back, and run.cache_counts() says
+        how each region fared); CACHE_SEED seeds its choice of what to evict. BACKEND is
+        the machine to run on (None: the simulator; komorebi._backend says what one is)."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -338,6 +350,12 @@ class Session:
                 )
             if output_limit < 0:
                 raise ValueError(f"output_limit must be >= 0 characters, or None to keep all; not {output_limit}")
+        if not isinstance(cache, str):
+            raise TypeError(f"cache must be a str, 'unbounded' or 'card-size', not {type(cache).__name__}")
+        if cache not in CACHES:
+            raise ValueError(f"cache must be 'unbounded' or 'card-size', not {cache!r}")
+        if isinstance(cache_seed, bool) or not isinstance(cache_seed, _numbers.Integral):
+            raise TypeError(f"cache_seed must be an int, not {type(cache_seed).__name__}")
         if not isinstance(coherence, str):
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
@@ -346,6 +364,7 @@ class Session:
         self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
         self.output_limit = None if output_limit is None else int(output_limit)
         self.coherence = coherence
+        self.cache, self.cache_seed = cache, int(cache_seed)
         self.backend = Simulator() if backend is None else backend
         self.closed = False
         self._lock = threading.Lock()
@@ -359,7 +378,8 @@ class Session:
             raise TypeError(f"program must be a km.Program, not {type(program).__name__}")
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
-        options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit)
+        options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
+                          self.cache_seed)
         machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
         if machine.warnings:  # (a cache hit says again what the compiler said)
             warn_at_caller(CompileWarning(machine.warnings))

@@ -11,7 +11,7 @@ import numpy as np
 
 from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
 from komorebi._errors import CompileError
-from komorebi._results import Finding
+from komorebi._results import CacheCounts, Finding
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.cache import model
@@ -65,7 +65,8 @@ class Simulator:
                 ) from None
             if built.warned:
                 said.append(built.messages)
-        card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit)
+        card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit,
+                    options.cache, options.cache_seed)
         sharing = card.bank_sharers(spec.cluster for spec in threads)
         try:
             for spec in sorted(threads, key=lambda t: t.cluster):
@@ -137,6 +138,16 @@ class SimulatedRun:
             for _, cluster in sorted(self._card.clusters.items())
             for f in cluster.checker.findings
         ]
+
+    def cache_counts(self) -> list[CacheCounts]:
+        out = []
+        for number, cluster in sorted(self._card.clusters.items()):
+            for region in cluster.regions:
+                if region.cache.tile is None:
+                    continue
+                c = region.cache.counts()
+                out.append(CacheCounts(number, region.name, *c["L1D"], *c["L2"], *c["L3"], *c["evicted"]))
+        return out
 
     def pictures(self) -> list[RegionPicture]:
         out = []

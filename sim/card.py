@@ -68,8 +68,11 @@ class Card:
         schedule_seed: int | None = None,
         coherence: str = "card",
         output_limit: int | None = console.KEEP,
+        cache: str = "unbounded",
+        cache_seed: int = 0,
     ) -> None:
         self.coherence = coherence
+        self.cache, self.cache_seed = cache, cache_seed
         self.output_limit = output_limit
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
         self.clusters: dict[int, Cluster] = {}
@@ -112,7 +115,7 @@ class Card:
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
-            self.coherence, shares_bank, self.output_limit, heap,
+            self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed,
         )
         self.clusters[cluster] = placed
         return placed

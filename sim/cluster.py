@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import kmx_runtime
 from .cache.checker import UNFLUSHED_WRITE, Checker
-from .cache.model import CachedRegion, ClusterCache, Holding, holding_for
+from .cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from .explain import Explainer
 from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
 from .hart.faults import CoreFault
@@ -97,9 +97,13 @@ class Cluster:
         shares_bank: bool = False,
         output_limit: int | None = console.KEEP,
         heap: int = DEFAULT_HEAP_BYTES,
+        cache: str = UNBOUNDED,
+        cache_seed: int = 0,
     ) -> None:
         self.number = number
         self.coherence = coherence
+        # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
+        self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
         self.running: Core | None = None  # the core whose turn it is (one at a time)
         self.faulted = False
         self.schedule = schedule or Schedule(cluster=number)
@@ -163,6 +167,8 @@ class Cluster:
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":
                 span.region.start_stale()
+            if self.tile is not None:
+                span.region.use_tile(self.tile, span.base)
             self.cache.add_region(span.region)
             self.regions.append(Region(name, index, span, offset, size, storage))
             cursor += span_size + GUARD_BYTES
@@ -203,6 +209,8 @@ class Cluster:
             span.owner = other.number
             if self.coherence == "strict":
                 span.region.start_stale()
+            if self.tile is not None:
+                span.region.use_tile(self.tile, span.base)
             self.cache.add_region(span.region)
             for core in self.cores:
                 core.map(span)
@@ -300,9 +308,9 @@ class Cluster:
         self.ended = True
         self.console.finish()
         for region in self.regions:
-            lines = region.cache.mark_unflushed()
+            lines, rescued = region.cache.mark_unflushed()
             if lines.size and not self.faulted:
-                self.checker.unflushed(region, lines)
+                self.checker.unflushed(region, lines, rescued=rescued)
         self.hand_back()
 
     def raise_hook_error(self) -> None:

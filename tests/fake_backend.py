@@ -113,6 +113,9 @@ class FakeMachine:
     def findings(self):
         return list(self._findings)
 
+    def cache_counts(self):
+        return []
+
     def pictures(self) -> list[RegionPicture]:
         out = []
         for cluster in self.clusters:

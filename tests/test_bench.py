@@ -19,6 +19,7 @@ SMALL = {
     "startup.py": ["--repeat", "1"],
     "isa.py": ["--repeat", "1", "--mib", "1", "--passes", "20000"],
     "vector.py": ["--quick", "--repeat", "1"],
+    "cache_modes.py": ["--quick", "--repeat", "1"],
 }
 
 

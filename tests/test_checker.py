@@ -18,13 +18,13 @@ TRIPLE = (LESSON / "thread" / "triple.c").read_text()
 NUMBERS = np.arange(1024, dtype=np.uint32)
 
 
-def run_source(tmp_path, text, *, mode="card", regions=None, cores=1, words=(), name="thread.c"):
+def run_source(tmp_path, text, *, mode="card", regions=None, cores=1, words=(), name="thread.c", cache="unbounded"):
     source = tmp_path / name
     source.write_text(text)
     program = km.Program("checker", kernels=LESSON / "kernels")
     program.thread(cluster=1, sources=[source], regions=regions if regions is not None else
                    {"numbers": NUMBERS, "tripled": NUMBERS.nbytes}, cores=cores, words=words)
-    with km.Session(coherence=mode) as session:
+    with km.Session(coherence=mode, cache=cache) as session:
         run = session.load(program)
         results = []
         try:

@@ -94,7 +94,7 @@ def test_an_unflushed_write_names_the_first_writer_and_the_lines():
     region.cache.access(1, write=True)
     region.cache.view[PAGE + 64 : PAGE + 70] = 1
     region.cache.write_pc[1], region.cache.write_core[1] = 400, 3
-    lines = region.cache.mark_unflushed()
+    lines, _ = region.cache.mark_unflushed()
     checker.unflushed(region, lines)
     [finding] = checker.findings
     assert (finding.kind, finding.core, finding.line) == (UNFLUSHED_WRITE, 3, 100)

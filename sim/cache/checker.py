@@ -108,6 +108,9 @@ class Checker:
         # (region ID, page, cached alias?): the core and source line of the page's first
         # touch through that alias, once the region was touched through the uncached one
         self._first_touch: dict[tuple[int, int, bool], tuple[int, object]] = {}
+        # region ID: (core, source line) of the first access for which the L3 evicted a
+        # dirty line of the region (the card-size cache): a missing flush rescued
+        self._rescued_at: dict[int, tuple[int, object]] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
 
     def has(self, region: "Region", kind: str) -> bool:
@@ -166,6 +169,10 @@ class Checker:
             self._first_touch[(region.id, offset // PAGE, cached)] = self._touch_here(region, offset, cached, core)
         elif kind in (hooks.EVENT_MIXED_CACHED, hooks.EVENT_MIXED_UNCACHED):
             self._mixed(region, offset, kind == hooks.EVENT_MIXED_CACHED, core)
+        elif kind == hooks.EVENT_RESCUED and region.id not in self._rescued_at:
+            tile = region.cache.tile
+            pc = core.access_pc(tile.state.accessed, 1, None) if core is not None else None
+            self._rescued_at[region.id] = self._here(core, pc)
         elif kind == hooks.EVENT_STALE_FLUSH and core is not None:
             words = np.array([offset, offset + size - 4])  # (the first and the last 4 bytes)
             self.stale_flush(region, words, core, core.access_pc(registers.CCACHE0, 8, True),
@@ -261,8 +268,13 @@ class Checker:
             return None, None
         return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
 
-    def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None) -> None:
-        """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty."""
+    def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None,
+                  rescued: np.ndarray | None = None) -> None:
+        """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty,
+        or written back only by the L3's evictions (RESCUED, of them: the card-size cache)."""
+        if rescued is not None and rescued.size:
+            self._rescued(region, lines, rescued)
+            return
         start, end = self._line_range(region, lines)
         if start >= end:
             return
@@ -294,6 +306,34 @@ class Checker:
                 f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
                 f"{' ' + where.strip() if where else ''}, and the lines were still dirty in "
                 f"the cache {when}. {why}"
+            ),
+        )
+
+    def _rescued(self, region: "Region", lines: np.ndarray, rescued: np.ndarray) -> None:
+        """The thread ended with LINES of REGION never flushed, RESCUED of them written back
+        to DRAM by the L3's evictions."""
+        start, end = self._line_range(region, lines)
+        if start >= end:
+            return
+        key = (region.id, UNFLUSHED_WRITE)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        core, source = self._writer(region, lines)
+        evicter, at = self._rescued_at.get(region.id, (None, None))
+        where, evicted_where = _at(source), (f" at line {at.line}" if at is not None else "")
+        who = f"core {core}" if core is not None else "the thread"
+        count = int(rescued.size)
+        self._record(
+            key, core or 0, region, start, end, source,
+            lambda start, end: (
+                f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
+                f"{' ' + where.strip() if where else ''}, and never flushed the lines. "
+                f"{count} of them reached DRAM anyway, rescued by eviction{evicted_where}: the L3 "
+                "needed their place for another line and wrote them back. On a card that "
+                "happens only when the cache is full enough, which depends on everything else "
+                "the tile runs: it may work one day and not the next. "
+                f"Call kmx_flush({region.id}) after the last write."
             ),
         )
 

@@ -119,6 +119,36 @@ def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int,
     return called
 
 
+UNBOUNDED, CARD_SIZE = "unbounded", "card-size"  # the two caches a session may have
+LEVELS = ("L1D", "L2", "L3")
+
+
+class Tile:
+    """The tile's caches at the card's size, which every region of a cluster shares
+    (sim/native/tile.c says what they hold and how a set chooses a victim: a generator
+    seeded by SEED)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.state = hooks.Tile()
+        # xorshift64 needs a state that is not 0: the seed, mixed, then never 0
+        self.state.random = ((int(seed) * 0x9E37_79B9_7F4A_7C15) ^ 0x2545_F491_4F6C_DD1D) % 2**64 or 1
+        self.address = ctypes.addressof(self.state)
+
+    def access(self, hart: int, line: int, write: bool) -> int:
+        """The level that held LINE (an address over 64) for HART: 1 to 3, 0 for DRAM
+        (the tests' way in: the cores' accesses come through sim/native/watch.c)."""
+        return hooks.library().tile_access(self.address, hart, line, int(write))
+
+    @property
+    def evicted(self) -> int | None:
+        """The line the last access evicted from the L3, or None."""
+        return self.state.evicted - 1 if self.state.evicted else None
+
+    def remove(self, first: int, end: int) -> None:
+        """Lines [FIRST, END) leave every level."""
+        hooks.library().tile_remove_range(self.address, first, end)
+
+
 class Holding(Enum):
     """How the cache holds a region (see the module's docstring), chosen once, when the
     region is placed (`holding_for`)."""
@@ -204,6 +234,8 @@ class CachedRegion:
         # touched through each alias; per line, the bytes DRAM changed under (and, direct,
         # DRAM's bytes there); per page, copy-on-write: its clean bytes are a copy.
         self.uncached_used = False
+        self.tile: Tile | None = None  # the card-size cache (use_tile)
+        self.rescued: np.ndarray | None = None
         self._cached_lines = self._uc_stale = self._side_mask = self._side = self._own_clean = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
@@ -308,6 +340,23 @@ class CachedRegion:
     def uc_stale_at(self, offset: int) -> int:
         """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
         return int(self._uc_stale[offset // LINE]) if self._uc_stale is not None else 0
+
+    def use_tile(self, tile: Tile, base: int) -> None:
+        """The card-size cache: every page watched, each access counted in TILE's levels
+        (the span is at BASE), and a dirty line the L3 evicts written back."""
+        self.tile = tile
+        self.level_counts = np.zeros(8, np.uint64)
+        self.rescued = np.zeros(self.pages * LINES_PER_PAGE, np.uint8)
+        self._base = base
+        self.state.tile, self.state.base = tile.address, base
+        self.state.level_counts = hooks.pointer(self.level_counts, ctypes.c_uint64)
+        self.state.rescued = hooks.pointer(self.rescued)
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """(hits, misses) at each level, and the L3's evictions of the region's lines:
+        ("evicted", (all, the dirty ones written back))."""
+        c = [int(n) for n in self.level_counts]
+        return {"L1D": (c[0], c[1]), "L2": (c[2], c[3]), "L3": (c[4], c[5]), "evicted": (c[6], c[7])}
 
     def _side_bytes(self) -> tuple[np.ndarray, np.ndarray]:
         """Direct: (the span's byte offsets, DRAM's bytes there) that an uncached store
@@ -449,6 +498,8 @@ class CachedRegion:
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
         self._fresh_again(lines)
         self._written_back(lines)
+        if self.rescued is not None:  # the region is flushed now, as it should have been
+            self.rescued[:] = 0
         self._mark(lines, FLUSHED)
         if words.size:
             marked = np.unique(words // LINE)
@@ -487,6 +538,8 @@ class CachedRegion:
         lost = np.concatenate(lost) if lost else _NO_LINES
         self._mark(lost, DROPPED)
         self._drop()
+        if self.tile is not None:  # every line leaves every level
+            self.tile.remove(self._base // LINE, self._base // LINE + self.pages * LINES_PER_PAGE)
         self.state.invalidated = 1
         return lost
 
@@ -519,11 +572,16 @@ class CachedRegion:
         else:
             self.line_events[lines] = np.maximum(self.line_events[lines], state)
 
-    def mark_unflushed(self) -> np.ndarray:
-        """The thread has ended: remember its dirty lines as never flushed. Returns them."""
+    def mark_unflushed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The thread has ended: remember its dirty lines as never flushed, and with the
+        card-size cache the lines an eviction wrote back dirty that no flush followed.
+        Returns (all of them, sorted; those an eviction rescued)."""
         lines = self.dirty_lines()
+        rescued = np.flatnonzero(self.rescued) if self.rescued is not None else _NO_LINES
+        if rescued.size:
+            lines = np.union1d(lines, rescued)
         self.line_events[lines] = UNFLUSHED
-        return lines
+        return lines, rescued
 
     def line_states(self) -> np.ndarray:
         """What happened to each line of the span: the highest of UNTOUCHED to UNFLUSHED."""

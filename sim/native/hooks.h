@@ -48,6 +48,26 @@ typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
 
+/* The tile's caches at the card's size (tile.c). */
+#define TILE_HARTS 4
+#define TILE_L1_SETS 128
+#define TILE_L1_WAYS 4
+#define TILE_L2_SETS 256
+#define TILE_L2_WAYS 8
+#define TILE_L3_SETS 2048
+#define TILE_L3_WAYS 16
+typedef struct {
+    uint64_t random;   /* the replacement's generator (xorshift64): the session's seed */
+    uint64_t evicted;  /* the line the L3 evicted at the last access, plus one (0: none) */
+    uint64_t accessed; /* the address of the access that evicted it (watch.c) */
+    uint64_t l1[TILE_HARTS][TILE_L1_SETS][TILE_L1_WAYS]; /* a line's address over 64, plus one */
+    uint64_t l2[TILE_HARTS][TILE_L2_SETS][TILE_L2_WAYS];
+    uint64_t l3[TILE_L3_SETS][TILE_L3_WAYS];
+} Tile;
+int tile_access(Tile *t, int hart, uint64_t line, int write);
+void tile_remove(Tile *t, uint64_t line, int hart);
+void tile_remove_range(Tile *t, uint64_t first, uint64_t end);
+
 /* One region's lines in the cache model (sim/cache/model.py, CachedRegion). */
 typedef struct {
     uint8_t *view;      /* the cache's copy of the span's lines (what the engine maps) */
@@ -91,11 +111,18 @@ typedef struct {
     uint8_t *own_clean;     /* copy-on-write, per page: its clean bytes are a copy, not DRAM's */
     uint64_t *read_pc;      /* per page: the pc and ra of its first read the fill hook saw */
     uint64_t *read_ra;
+    /* The card-size cache (tile.c): every page watched, every access counted. */
+    Tile *tile;             /* the cluster's tile (0: the unbounded cache) */
+    uint64_t base;          /* the span's address */
+    uint64_t *level_counts; /* L1D hits, misses, L2 hits, misses, L3 hits, misses, lines the L3
+                             * evicted, and of those the dirty ones it wrote back */
+    uint8_t *rescued;       /* per line: an eviction wrote it back dirty, and no flush since */
 } Region;
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
 enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNCACHED = 4,
-       EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8 };
+       EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
+       EVENT_RESCUED = 9 };
 /* The uncached alias of the cluster's DRAM: an address less this (sim/layout.py) */
 #define UNCACHED_OFFSET 0x400000000000ull
 #define UNCACHED_LOW 0x30000000ull   /* the alias of the lowest and highest */
@@ -201,8 +228,8 @@ Span *find_span(Core *core, uint64_t address);
 
 /* watch.c */
 int page_watched(const Region *r, uint64_t page);
-void watch_read(Region *r, uint64_t offset, uint64_t size);
-void watch_write(Region *r, uint64_t offset, uint64_t size);
+void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size);
+void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size);
 int device_holds(uint64_t address);
 typedef struct {
     Region *region;

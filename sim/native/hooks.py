@@ -43,7 +43,7 @@ PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
 LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
 EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED, EVENT_UNCACHED = 1, 2, 3, 4
-EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED = 5, 6, 7, 8
+EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
 DEVICE_BLOCKS = (("CCACHE0", 0x0201_0000, 0x1000, "ccache_read", "ccache_write"),
@@ -105,6 +105,27 @@ class RegionState(ctypes.Structure):
         ("own_clean", _u8),
         ("read_pc", _u64),
         ("read_ra", _u64),
+        ("tile", ctypes.c_void_p),
+        ("base", ctypes.c_uint64),
+        ("level_counts", _u64),
+        ("rescued", _u8),
+    ]
+
+
+# hooks.h's sizes of the tile's levels (tile.c): (sets, ways)
+TILE_HARTS, TILE_L1, TILE_L2, TILE_L3 = 4, (128, 4), (256, 8), (2048, 16)
+
+
+class Tile(ctypes.Structure):
+    """The tile's caches at the card's size (tile.c): which line each way holds."""
+
+    _fields_ = [
+        ("random", ctypes.c_uint64),
+        ("evicted", ctypes.c_uint64),
+        ("accessed", ctypes.c_uint64),
+        ("l1", ctypes.c_uint64 * (TILE_HARTS * TILE_L1[0] * TILE_L1[1])),
+        ("l2", ctypes.c_uint64 * (TILE_HARTS * TILE_L2[0] * TILE_L2[1])),
+        ("l3", ctypes.c_uint64 * (TILE_L3[0] * TILE_L3[1])),
     ]
 
 
@@ -309,7 +330,11 @@ def library() -> ctypes.CDLL:
             loaded.dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
                                            ctypes.c_int64, ctypes.c_void_p]
             loaded.dirty_lines.restype = ctypes.c_int64
-            for which, mirror in enumerate((RegionState, SpanEntry, CoreState)):
+            loaded.tile_access.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int]
+            loaded.tile_access.restype = ctypes.c_int
+            loaded.tile_remove_range.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
+            loaded.tile_remove_range.restype = None
+            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

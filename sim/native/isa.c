@@ -260,7 +260,7 @@ static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int
         return 1;
     }
     __builtin_memcpy(&v, h->watched->view + offset, size);
-    watch_read(h->watched, offset, size);
+    watch_read(h->watched, h->core, offset, size);
     *value = v;
     return 1;
 }
@@ -273,7 +273,7 @@ static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, in
         return 1;
     }
     __builtin_memcpy(h->watched->view + offset, &value, size);
-    watch_write(h->watched, offset, size);
+    watch_write(h->watched, h->core, offset, size);
     return 1;
 }
 

@@ -7,6 +7,7 @@ uint64_t struct_size(int which) {
     case 0: return sizeof(Region);
     case 1: return sizeof(Span);
     case 2: return sizeof(Core);
+    case 3: return sizeof(Tile);
     default: return 0;
     }
 }

@@ -49,7 +49,7 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
 }
 
 int page_watched(const Region *r, uint64_t page) {
-    if (r->uncached_used)
+    if (r->uncached_used || r->tile)
         return 1;
     if (r->stale[page] && r->stale_lines && r->stale_lines[page])
         return 1;
@@ -105,9 +105,13 @@ static void touched(Region *r, uint64_t page, uint64_t line, int cached) {
     }
 }
 
-void watch_read(Region *r, uint64_t offset, uint64_t size) {
+static void tile_touch(Region *r, Core *core, uint64_t line, int write);
+
+void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, want = byte_mask(first, count);
+        if (r->tile)
+            tile_touch(r, core, line, 0);
         if (r->uncached_used) {
             touched(r, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
@@ -130,9 +134,11 @@ void watch_read(Region *r, uint64_t offset, uint64_t size) {
     }
 }
 
-void watch_write(Region *r, uint64_t offset, uint64_t size) {
+void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
+        if (r->tile)
+            tile_touch(r, core, line, 1);
         if (r->uncached_used) {
             touched(r, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
@@ -150,18 +156,18 @@ void watch_write(Region *r, uint64_t offset, uint64_t size) {
 
 uint64_t watch_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
     (void)uc;
-    Region *r = ((Watch *)data)->region;
+    Watch *w = (Watch *)data;
     uint64_t value = 0;
-    __builtin_memcpy(&value, r->view + offset, size > 8 ? 8 : size);
-    watch_read(r, offset, size);
+    watch_read(w->region, w->core, offset, size); /* (first: an eviction may refill the line) */
+    __builtin_memcpy(&value, w->region->view + offset, size > 8 ? 8 : size);
     return value;
 }
 
 void watch_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     (void)uc;
-    Region *r = ((Watch *)data)->region;
-    __builtin_memcpy(r->view + offset, &value, size > 8 ? 8 : size);
-    watch_write(r, offset, size);
+    Watch *w = (Watch *)data;
+    watch_write(w->region, w->core, offset, size);
+    __builtin_memcpy(w->region->view + offset, &value, size > 8 ? 8 : size);
 }
 
 /* -- the clean bytes of a line ------------------------------------------------------------ */
@@ -238,9 +244,47 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
 
 /* -- a line flush -------------------------------------------------------------------------- */
 
-/* CCACHE0_FLUSH64 of ADDRESS: the line written back to DRAM if dirty, then dropped (a
- * later access fills it from DRAM again). Not a region's line: the simulator caches no
- * other memory (the image, the stacks and the heap are always DRAM's), so nothing. */
+/* The line at OFFSET of R leaves the cache: written back to DRAM if dirty, then dropped (a
+ * later access fills it from DRAM again). FLUSHED: by a flush of the thread's (else an
+ * eviction). Returns whether it was written back. */
+static int leave_cache(Region *r, uint64_t offset, int flushed) {
+    uint64_t line = offset / LINE, page = offset / PAGE;
+    if (!r->filled[page])
+        return 0; /* not cached */
+    if (r->unpainted && r->unpainted[page]) { /* (strict mode: stale lines, not yet painted) */
+        r->unpainted[page] = 0;
+        if (r->stale[page])
+            __builtin_memset(r->view + page * PAGE, STALE_BYTE, PAGE);
+    }
+    int stale = r->stale[page] && r->fresh && r->fresh[line] != FULL;
+    int written_back = 0;
+    if (dirty(r, page, offset)) {
+        if (stale) { /* the bytes it did not write go to DRAM */
+            uint64_t bytes = ~r->fresh[line];
+            if (flushed)
+                tell(r, EVENT_STALE_FLUSH, offset + first_byte(bytes), last_byte(bytes) - first_byte(bytes) + 1);
+            r->fresh[line] = FULL;
+            if (r->stale_lines[page])
+                r->stale_lines[page]--;
+        }
+        if (!r->direct)
+            __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
+        if (r->uncached_used) /* the whole line went back, over what an uncached store wrote */
+            r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
+        clean_again(r, page, offset);
+        if (flushed) {
+            mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
+            tell(r, EVENT_FLUSHED, offset, LINE);
+        }
+        written_back = 1;
+    }
+    refill(r, page, line);
+    return written_back;
+}
+
+/* CCACHE0_FLUSH64 of ADDRESS: the line written back to DRAM if dirty, then dropped. Not a
+ * region's line: the simulator caches no other memory (the image, the stacks and the heap
+ * are always DRAM's), so nothing. */
 static void flush_line(Core *core, uint64_t address) {
     core->device.line_flushes++;
     Span *span = find_span(core, address);
@@ -251,31 +295,42 @@ static void flush_line(Core *core, uint64_t address) {
     uint64_t line = offset / LINE, page = offset / PAGE;
     if (r->dropped && !r->invalidated) /* (the checker: the line counts as invalidated) */
         r->dropped[page] |= 1ull << (line % LINES_PER_PAGE);
-    if (!r->filled[page])
-        return; /* not cached */
-    if (r->unpainted && r->unpainted[page]) { /* (strict mode: stale lines, not yet painted) */
-        r->unpainted[page] = 0;
-        if (r->stale[page])
-            __builtin_memset(r->view + page * PAGE, STALE_BYTE, PAGE);
+    if (r->tile) {
+        tile_remove(r->tile, (span->base + offset) / LINE, -1);
+        r->rescued[line] = 0; /* (flushed now, as it should have been) */
     }
-    int stale = r->stale[page] && r->fresh && r->fresh[line] != FULL;
-    if (dirty(r, page, offset)) {
-        if (stale) { /* the bytes it did not write go to DRAM */
-            uint64_t bytes = ~r->fresh[line];
-            tell(r, EVENT_STALE_FLUSH, offset + first_byte(bytes), last_byte(bytes) - first_byte(bytes) + 1);
-            r->fresh[line] = FULL;
-            if (r->stale_lines[page])
-                r->stale_lines[page]--;
-        }
-        if (!r->direct)
-            __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
-        if (r->uncached_used) /* the whole line went back, over what an uncached store wrote */
-            r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
-        clean_again(r, page, offset);
-        mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
-        tell(r, EVENT_FLUSHED, offset, LINE);
+    leave_cache(r, offset, 1);
+}
+
+/* -- the card-size cache ------------------------------------------------------------------ */
+
+/* CORE's access to LINE of R, in the tile's levels (tile.c): counted, and a line the L3
+ * evicts for it leaves the cache, written back if dirty: a missing flush rescued. */
+static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
+    Tile *t = r->tile;
+    int hart = core ? (int)core->engine.core : 0;
+    int level = tile_access(t, hart, r->base / LINE + line, write);
+    uint64_t *c = r->level_counts;
+    c[level == 1 ? 0 : 1]++;
+    if (level != 1)
+        c[level == 2 ? 2 : 3]++;
+    if (level == 3 || level == 0)
+        c[level == 3 ? 4 : 5]++;
+    if (!t->evicted || !core)
+        return;
+    uint64_t address = (t->evicted - 1) * LINE;
+    Span *span = find_span(core, address);
+    if (!span || span->kind != SPAN_REGION)
+        return;
+    Region *owner = span->region;
+    uint64_t offset = address - span->base;
+    owner->level_counts[6]++;
+    if (leave_cache(owner, offset, 0)) {
+        owner->level_counts[7]++;
+        owner->rescued[offset / LINE] = 1;
+        t->accessed = r->base + line * LINE;
+        tell(owner, EVENT_RESCUED, offset, LINE);
     }
-    refill(r, page, line);
 }
 
 /* -- the uncached alias: DRAM past the cache ------------------------------------------------ */
@@ -420,8 +475,12 @@ void pl2cache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, vo
     uint64_t at = offset % PL2CACHE0_STRIDE;
     if ((at == 0x200 || at == 0x204) && size == 4 && !whole_store(core, PL2CACHE0_BASE + offset, size, &value))
         return;
-    if ((at == 0x200 && size == 8) || (at == 0x204 && size == 4))
+    if ((at == 0x200 && size == 8) || (at == 0x204 && size == 4)) {
         core->device.l2_flushes++; /* L2 to L3: still the tile's cache */
+        Span *span = find_span(core, value);
+        if (span && span->kind == SPAN_REGION && span->region->tile)
+            tile_remove(span->region->tile, value / LINE, (int)(offset / PL2CACHE0_STRIDE));
+    }
     else
         refuse(core, uc, PL2CACHE0_BASE + offset, size, 1);
 }

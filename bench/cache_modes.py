@@ -1,0 +1,94 @@
+"""What the cache's options cost: lesson 35's stream, alu, chase and matmul (bench/kernels,
+the card's build) through the public API, in three sessions measured in the same process,
+interleaved, best of --repeat:
+
+- card: km.Session() (card mode, the unbounded cache): the baseline;
+- strict: km.Session(coherence="strict"), where every line starts stale, so a page is
+  watched an access at a time (sim/native/watch.c, the exact stale-read check) until no
+  line of it is stale: the kernels write their outputs' pages whole before they flush;
+- card-size: km.Session(cache="card-size"): every region page watched, every access
+  through the tile's L1D, L2 and L3 (sim/native/tile.c).
+
+Times are the kernel's alone, between the thread's two submits (bench/kernels/sim_driver.inc).
+The last line printed is one JSON object.
+
+    python bench/cache_modes.py [--repeat 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import komorebi as km  # noqa: E402
+from bench.vs_qemu import SIM_TIMED, TIMEOUT, Kernel, sim_program  # noqa: E402
+
+SESSIONS = {"card": {}, "strict": {"coherence": "strict"}, "card-size": {"cache": "card-size"}}
+
+
+def kernels(quick: bool) -> list[Kernel]:
+    stream = (1 if quick else 16) * 2**20 // 4
+    iterations = 1_000_000 if quick else 12_000_000
+    chase, steps = (1 if quick else 8) * 2**20 // 4, (200_000 if quick else 2_000_000)
+    n = 64 if quick else 128
+    return [
+        Kernel("stream", 0, stream, {"numbers": np.arange(stream, dtype=np.uint32), "tripled": 4 * stream}),
+        Kernel("alu", 1, iterations, {}),
+        Kernel("chase", 2, steps, {"next": 4 * chase}),
+        Kernel("matmul", 3, n, {"a": 4 * n * n, "b": 4 * n * n, "c": 4 * n * n}),
+    ]
+
+
+def timed(program: km.Program, session: dict) -> tuple[float, int]:
+    """(seconds between the two submits, the checksum)."""
+    with km.Session(**session) as s:
+        run = s.load(program)
+        run.thread_result(timeout=TIMEOUT)
+        start = time.perf_counter()
+        run.thread_result(timeout=TIMEOUT)
+        seconds = time.perf_counter() - start
+        final = run.thread_result(timeout=TIMEOUT)
+        run.stop()
+    if not final.final or final.code != 0:
+        raise SystemExit(f"the run failed: {final}")
+    return seconds, int(final.words[0]) | int(final.words[1]) << 32
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    figures = {}
+    print(f"{'kernel':8} {'card ms':>9} {'strict ms':>10} {'strict/card':>12} {'card-size ms':>13} {'card-size/card':>15}")
+    for kernel in kernels(args.quick):
+        program = sim_program(kernel, SIM_TIMED)
+        best = {name: float("inf") for name in SESSIONS}
+        sums = set()
+        for _ in range(args.repeat):
+            for name, session in SESSIONS.items():
+                seconds, checksum = timed(program, session)
+                best[name] = min(best[name], seconds)
+                sums.add(checksum)
+        if len(sums) != 1:
+            raise SystemExit(f"{kernel.name}: the sessions disagree on the checksum: {sums}")
+        ms = {name: 1000 * t for name, t in best.items()}
+        figures[kernel.name] = {**{f"{n}_ms": round(v, 1) for n, v in ms.items()},
+                                "strict_ratio": round(ms["strict"] / ms["card"], 2),
+                                "card_size_ratio": round(ms["card-size"] / ms["card"], 2)}
+        f = figures[kernel.name]
+        print(f"{kernel.name:8} {ms['card']:9.1f} {ms['strict']:10.1f} {f['strict_ratio']:12.2f} "
+              f"{ms['card-size']:13.1f} {f['card_size_ratio']:15.2f}")
+    print(json.dumps({"benchmark": "cache_modes", "repeat": args.repeat, "quick": args.quick, "kernels": figures}))
+
+
+if __name__ == "__main__":
+    main()
