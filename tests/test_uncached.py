@@ -234,3 +234,33 @@ int kmx_main(int core) {
     assert results[-1].code == 0
     assert (done.thread.read("tripled").view(np.uint32) == 3 * NUMBERS).all()
     assert [f.kind for f in done.findings] == ["mixed-alias"]  # (region 1, read back cached)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_the_watchs_stop_leaves_the_instruction_count_exact(tmp_path, cores):
+    """The same instructions through either alias count the same cycles: the stop that
+    makes the region watched (sim/native/watch.c) cuts no block in two."""
+    text = """#include <kmx.h>
+#include <stdint.h>
+
+int kmx_main(int core) {
+    volatile uint32_t *p = (volatile uint32_t *)(UNCACHED ? kmx_region_uncached(0) : kmx_region(0, 0));
+    uint64_t start = kmx_cycles();
+    uint32_t sum = 0;
+    for (int i = 0; i < 1024; i++) {
+        p[i] = i;
+        sum += p[(i * 7) % 1024];
+    }
+    uint64_t spent = kmx_cycles() - start;
+    uint32_t words[2] = {(uint32_t)spent, sum};
+    if (core == 0)
+        kmx_result(0, words, 2);
+    return 0;
+}
+"""
+    spent = []
+    for uncached in (0, 1):
+        _, results, _ = run_source(tmp_path, f"#define UNCACHED {uncached}\n" + text, cores=cores,
+                                   name=f"thread{uncached}.c")
+        spent.append(int(results[-1].words[0]))
+    assert spent[0] == spent[1] > 1024

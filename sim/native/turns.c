@@ -32,7 +32,8 @@ static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
 
 void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
     Turn *turn = &core->turn;
-    if (core->tlb.grow) { /* the fill hook asked for a stop (fill.c, maybe_grow): before this block */
+    if (core->tlb.grow || core->device.retranslate) { /* the fill hook (fill.c, maybe_grow) or the
+                                                        * watch (watch.c) asked for a stop: before this block */
         core->engine.emu_stop(uc);
         return;
     }

@@ -341,7 +341,10 @@ static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
 static void start_uncached(Region *r, Core *core, void *uc) {
     tell(r, EVENT_UNCACHED, 0, 0);
     core->device.retranslate = 1;
-    core->engine.emu_stop(uc);
+    /* (where the block hook counts, it stops the run before the next block instead, so
+     * that no block is cut and counted twice: turns.c, as for the TLB's growth) */
+    if (!core->turn.counting)
+        core->engine.emu_stop(uc);
 }
 
 /* DRAM's byte at OFFSET (direct: the view is DRAM but for dirty lines, whose DRAM bytes are
