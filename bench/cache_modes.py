@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
-from bench.vs_qemu import SIM_TIMED, TIMEOUT, Kernel, sim_program  # noqa: E402
+from bench.vs_qemu import SIM_TIMED, TENSIX, TIMEOUT, Kernel, sim_program  # noqa: E402
 
 SESSIONS = {"card": {}, "strict": {"coherence": "strict"}, "card-size": {"cache": "card-size"}}
 
@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    TENSIX.mkdir(exist_ok=True)  # (the program's empty folder of Tensix kernels)
     figures = {}
     print(f"{'kernel':8} {'card ms':>9} {'strict ms':>10} {'strict/card':>12} {'card-size ms':>13} {'card-size/card':>15}")
     for kernel in kernels(args.quick):
