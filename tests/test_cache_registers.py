@@ -101,7 +101,7 @@ int kmx_main(int core) {
     for (int i = 0; i < 16; i++)
         tripled[i] = 3 * i;
     *(volatile uint64_t *)PL2CACHE0_CFLUSH64(0) = (uint64_t)(uintptr_t)tripled;
-    return *(volatile uint8_t *)PL2CACHE0_FLUSHCOUNT(0);
+    return *(volatile uint8_t *)PL2CACHE0_FLUSHCOUNT(0) + *(volatile uint64_t *)PL2CACHE0_FLUSHCOUNT(0);
 }
 """
     run, [result], _ = run_source(tmp_path, text, mode="strict")

@@ -552,6 +552,8 @@ class CachedRegion:
                 self._side_mask[:] = 0
             self._uc_stale[:] = 0
             self._cached_lines[:] = 0
+            for touched in (self._cc_touched, self._uc_touched, self._mixed_told):
+                touched[:] = 0  # (the next touch through either alias starts anew)
             if self._own_clean is not None:
                 self._own_clean[:] = 0
         self._filled[:] = 0

@@ -175,7 +175,7 @@ class Core:
         # counters and the interpreter's memory.
         self.native = hooks.CoreState(engine=hooks.EngineCalls(
             reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
-            emu_stop=engines.C_EMU_STOP, core=number,
+            emu_stop=engines.C_EMU_STOP, core=number, ctl=engines.C_CTL,
         ))
         self._scratch = np.zeros(hooks.scratch_size(), np.uint8)  # (zeros: calloc's, untouched pages)
         isa = self.native.isa
@@ -641,7 +641,7 @@ class Core:
         except MemoryAccessError:
             pass
         block = registers.describe(address)
-        what = f"a {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
+        what = f"{'an' if size == 8 else 'a'} {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
         return self.fault(pc, f"{what}. {registers.SIMULATED}")
 
     def _vector_element(self, pc: int, page: int) -> tuple[int, str] | None:

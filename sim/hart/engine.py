@@ -70,6 +70,7 @@ C_REG_READ = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value
 C_EMU_STOP = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
 C_REG_WRITE = ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p).value
 C_TRANSLATE = ctypes.cast(uclib.uc_vmem_translate, ctypes.c_void_p).value  # (unicorn 2.1)
+C_CTL = ctypes.cast(uclib.uc_ctl, ctypes.c_void_p).value
 
 
 class EngineError(Exception):

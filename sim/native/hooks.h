@@ -44,6 +44,8 @@ typedef int (*translate_fn)(void *uc, uint64_t address, int prot, uint64_t *padd
 typedef void (*trap_fn)(int64_t number);
 typedef void (*page_event_fn)(int64_t token, uint64_t page);
 typedef int (*emu_stop_fn)(void *uc);
+typedef int (*ctl_fn)(void *uc, int control, ...);
+#define UC_CTL_TLB_FLUSH_WRITE ((1 << 30) | 11) /* unicorn.h: UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0) */
 typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
@@ -150,6 +152,7 @@ typedef struct { /* what the hooks call on the core's engine */
     int64_t reg_ra;
     emu_stop_fn emu_stop;
     int64_t core; /* the core's number, for the cache model's records */
+    ctl_fn ctl;   /* uc_ctl: the TLB's flush (watch.c) */
 } EngineCalls;
 
 typedef struct { /* the address space, sorted by base */

@@ -154,6 +154,7 @@ class EngineCalls(ctypes.Structure):
         ("reg_ra", ctypes.c_int64),
         ("emu_stop", ctypes.c_void_p),
         ("core", ctypes.c_int64),
+        ("ctl", ctypes.c_void_p),
     ]
 
 

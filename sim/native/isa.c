@@ -257,6 +257,7 @@ static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         *value = uncached_device_read(h->uc, offset, (unsigned)size, &watch);
+        h->page_generation = h->core->isa.page_generation; /* (a region watched now: watch.c) */
         return 1;
     }
     __builtin_memcpy(&v, h->watched->view + offset, size);
@@ -270,6 +271,7 @@ static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, in
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         uncached_device_write(h->uc, offset, (unsigned)size, value, &watch);
+        h->page_generation = h->core->isa.page_generation;
         return 1;
     }
     __builtin_memcpy(h->watched->view + offset, &value, size);

@@ -240,6 +240,14 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
     }
     if (changed && r->writable[page])
         clean_again(r, page, offset);
+    else if (changed && r->direct)
+        r->as_loaded[page] = 0;
+    if (r->uncached_used) { /* out of the cache: the next touch through either alias starts anew */
+        uint64_t bit = 1ull << (line % LINES_PER_PAGE);
+        r->cc_touched[page] &= ~bit;
+        r->uc_touched[page] &= ~bit;
+        r->mixed_told[page] &= ~bit;
+    }
 }
 
 /* -- a line flush -------------------------------------------------------------------------- */
@@ -340,9 +348,13 @@ static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
  * the region is watched from the next access on. */
 static void start_uncached(Region *r, Core *core, void *uc) {
     tell(r, EVENT_UNCACHED, 0, 0);
+    /* This core's TLB goes now (the rest of its block is watched too), and its
+     * interpreter's pages; the other cores' at the stop, before they run again. Where the
+     * block hook counts, it stops the run before the next block, so that no block is cut
+     * and counted twice (turns.c, as for the TLB's growth). */
+    core->engine.ctl(uc, UC_CTL_TLB_FLUSH_WRITE);
+    core->isa.page_generation++;
     core->device.retranslate = 1;
-    /* (where the block hook counts, it stops the run before the next block instead, so
-     * that no block is cut and counted twice: turns.c, as for the TLB's growth) */
     if (!core->turn.counting)
         core->engine.emu_stop(uc);
 }
@@ -408,6 +420,8 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
             __builtin_memcpy(r->view + at, from, count);
             if (r->writable[page])
                 clean_again(r, page, line * LINE);
+            else if (r->direct) /* the page's clean bytes are no longer those loaded */
+                r->as_loaded[page] = 0;
         }
     }
 }
@@ -467,8 +481,9 @@ void ccache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void
 }
 
 uint64_t pl2cache_read(void *uc, uint64_t offset, unsigned size, void *data) {
-    if (offset % PL2CACHE0_STRIDE == 0x208 && size <= 8)
-        return 0; /* FLUSHCOUNT: nothing pending */
+    uint64_t at = offset % PL2CACHE0_STRIDE;
+    if (at >= 0x208 && at + size <= 0x210)
+        return 0; /* FLUSHCOUNT: nothing pending (an 8-byte load comes as two halves) */
     refuse((Core *)data, uc, PL2CACHE0_BASE + offset, size, 0);
     return 0;
 }
