@@ -272,9 +272,6 @@ class Checker:
                   rescued: np.ndarray | None = None) -> None:
         """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty,
         or written back only by the L3's evictions (RESCUED, of them: the card-size cache)."""
-        if rescued is not None and rescued.size:
-            self._rescued(region, lines, rescued)
-            return
         start, end = self._line_range(region, lines)
         if start >= end:
             return
@@ -283,6 +280,10 @@ class Checker:
             self._extend(key, start, end)
             return
         core, source = self._writer(region, lines)
+        if rescued is not None and rescued.size:
+            self._record(key, core or 0, region, start, end, source,
+                         self._rescued_message(region, core, source, int(rescued.size)))
+            return
         if submit_core is not None:
             _, at = self._here(submit_core, submit_core.call_pc())
             when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
@@ -309,32 +310,20 @@ class Checker:
             ),
         )
 
-    def _rescued(self, region: "Region", lines: np.ndarray, rescued: np.ndarray) -> None:
-        """The thread ended with LINES of REGION never flushed, RESCUED of them written back
-        to DRAM by the L3's evictions."""
-        start, end = self._line_range(region, lines)
-        if start >= end:
-            return
-        key = (region.id, UNFLUSHED_WRITE)
-        if key in self._found:
-            self._extend(key, start, end)
-            return
-        core, source = self._writer(region, lines)
-        evicter, at = self._rescued_at.get(region.id, (None, None))
+    def _rescued_message(self, region: "Region", core: int | None, source, count: int) -> Callable[[int, int], str]:
+        """The unflushed-write's message when COUNT of its lines reached DRAM only by the
+        L3's evictions (the card-size cache); CORE wrote them first, at SOURCE."""
+        _, at = self._rescued_at.get(region.id, (None, None))
         where, evicted_where = _at(source), (f" at line {at.line}" if at is not None else "")
         who = f"core {core}" if core is not None else "the thread"
-        count = int(rescued.size)
-        self._record(
-            key, core or 0, region, start, end, source,
-            lambda start, end: (
-                f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
-                f"{' ' + where.strip() if where else ''}, and never flushed the lines. "
-                f"{count} of them reached DRAM anyway, rescued by eviction{evicted_where}: the L3 "
-                "needed their place for another line and wrote them back. On a card that "
-                "happens only when the cache is full enough, which depends on everything else "
-                "the tile runs: it may work one day and not the next. "
-                f"Call kmx_flush({region.id}) after the last write."
-            ),
+        return lambda start, end: (
+            f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
+            f"{' ' + where.strip() if where else ''}, and never flushed the lines. "
+            f"{count} of them reached DRAM anyway, rescued by eviction{evicted_where}: the L3 "
+            "needed their place for another line and wrote them back. On a card that "
+            "happens only when the cache is full enough, which depends on everything else "
+            "the tile runs: it may work one day and not the next. "
+            f"Call kmx_flush({region.id}) after the last write."
         )
 
     def dropped(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
