@@ -60,6 +60,7 @@ class Options:
     output_limit: int | None
     cache: str = "unbounded"  # or "card-size"
     cache_seed: int = 0
+    gdb: int | None = None  # serve gdb on this port of 127.0.0.1 (0: any free one); None: no gdb
 
 
 @dataclass(frozen=True)

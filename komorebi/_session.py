@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers as _numbers
+import os
 import threading
 import warnings
 import weakref
@@ -61,6 +62,25 @@ def _seconds(timeout: Any) -> float | None:
     if seconds > threading.TIMEOUT_MAX:  # longer than the host can wait in one go
         return None
     return seconds
+
+
+def _gdb_port(gdb: Any) -> int | None:
+    """A checked gdb port: GDB, else the environment's KMX_GDB, else None (no gdb)."""
+    where = "gdb"
+    if gdb is None:
+        text = os.environ.get("KMX_GDB", "").strip()
+        if not text:
+            return None
+        where = "KMX_GDB"
+        try:
+            gdb = int(text)
+        except ValueError:
+            raise ValueError(f"KMX_GDB must be a port number (0 to 65535; 0: any free port), not {text!r}") from None
+    if isinstance(gdb, bool) or not isinstance(gdb, _numbers.Integral):
+        raise TypeError(f"gdb must be a port number (an int, 0 for any free port) or None, not {type(gdb).__name__}")
+    if not 0 <= gdb <= 65535:
+        raise ValueError(f"{where} must be a port number 0 to 65535 (0: any free port), not {gdb}")
+    return int(gdb)
 
 
 class Threads(dict):
@@ -322,6 +342,7 @@ class Session:
         output_limit: int | None = OUTPUT_KEPT,
         cache: str = "unbounded",
         cache_seed: int = 0,
+        gdb: int | None = None,
         backend: Backend | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
@@ -333,7 +354,10 @@ class Session:
         an invalidate drops it) or "card-size" (the tile's L1D, L2 and L3 at the card's
         sizes: lines are evicted, a dirty one written back, and run.cache_counts() says
         how each region fared); CACHE_SEED seeds its choice of what to evict. BACKEND is
-        the machine to run on (None: the simulator; komorebi._backend says what one is)."""
+        the machine to run on (None: the simulator; komorebi._backend says what one is).
+        GDB is a port of 127.0.0.1 to serve gdb's remote protocol on (0: any free one;
+        None: the environment's KMX_GDB, else no gdb): `load` then stops every core of
+        the program's first thread at kmx_main and waits for gdb to attach (docs/debugging.md)."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -360,6 +384,7 @@ class Session:
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
+        self.gdb = _gdb_port(gdb)
         self.quantum = int(quantum)
         self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
         self.output_limit = None if output_limit is None else int(output_limit)
@@ -379,7 +404,7 @@ class Session:
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
-                          self.cache_seed)
+                          self.cache_seed, self.gdb)
         machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
         if machine.warnings:  # (a cache hit says again what the compiler said)
             warn_at_caller(CompileWarning(machine.warnings))
@@ -390,6 +415,9 @@ class Session:
                 raise ValueError("load: the session was closed while the program loaded; nothing was started")
             self._runs.add(loaded)
             machine.start()
+        wait = getattr(machine, "wait_for_debugger", None)
+        if wait is not None:  # (gdb: every core stopped at kmx_main until it attaches)
+            wait()
         return run
 
     def close(self) -> None:

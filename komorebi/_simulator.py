@@ -11,11 +11,13 @@ import numpy as np
 
 from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
 from komorebi._errors import CompileError
+from komorebi._cache_map import cache_report
 from komorebi._results import CacheCounts, Finding
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.cache import model
 from komorebi.sim.card import Card
+from komorebi.sim.debug.stub import DebugOptions
 from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.kmx.outbox import Handed as MachineHanded
@@ -43,7 +45,7 @@ class Simulator:
     """The simulated card (the default backend)."""
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
-        images, said = {}, []
+        images, elves, said = {}, {}, []
         for spec in threads:
             for source in spec.sources:
                 if not source.is_file():
@@ -54,6 +56,7 @@ class Simulator:
             try:
                 built = build_thread(spec.sources)
                 images[spec.cluster] = load_image(built.elf)
+                elves[spec.cluster] = built.elf
             except CompileFailed as error:
                 raise CompileError(error.messages, command=error.command) from None
             except BuildError as error:
@@ -65,8 +68,14 @@ class Simulator:
                 ) from None
             if built.warned:
                 said.append(built.messages)
+        debug = None
+        if options.gdb is not None:  # gdb debugs the first thread (the lowest cluster's)
+            first = min(spec.cluster for spec in threads)
+            debug = DebugOptions(options.gdb, elf=str(elves[first]))
         card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit,
-                    options.cache, options.cache_seed)
+                    options.cache, options.cache_seed, debug)
+        if debug is not None:
+            debug.monitor = lambda words: _monitor(card, first, words)
         sharing = card.bank_sharers(spec.cluster for spec in threads)
         try:
             for spec in sorted(threads, key=lambda t: t.cluster):
@@ -96,6 +105,10 @@ class SimulatedRun:
 
     def start(self) -> None:
         self._card.start()
+
+    def wait_for_debugger(self) -> None:
+        """With gdb: wait until it has attached (komorebi.Session's gdb)."""
+        self._card.wait_for_debugger()
 
     def cores(self, cluster: int) -> int:
         return len(self._card.clusters[cluster].cores)
@@ -164,6 +177,22 @@ class SimulatedRun:
     def output(self, cluster: int) -> Output:
         console = self._card.clusters[cluster].console
         return Output(console.text, console.dropped, console.host_error)
+
+
+def _monitor(card: Card, number: int, words: list[str]) -> str:
+    """gdb's `monitor cache REGION` and `monitor findings`, for the thread on cluster NUMBER
+    (asked while its cores are stopped for gdb)."""
+    cluster = card.clusters[number]
+    findings = [Finding(**dataclasses.asdict(f)) for f in cluster.checker.findings]
+    if words[0] == "findings":
+        if not findings:
+            return "no findings so far"
+        return "\n".join(str(f) for f in findings)
+    names = [region.name for region in cluster.regions]
+    if len(words) != 2 or words[1] not in names:
+        return f"monitor cache REGION: REGION is one of {', '.join(names) or '(no regions)'}"
+    pictures = [p for p in SimulatedRun(card, "").pictures() if p.cluster == number and p.name == words[1]]
+    return cache_report(pictures, [f for f in findings if f.region == words[1]])
 
 
 def _handed(item: MachineHanded | None) -> Handed | None:

@@ -37,6 +37,7 @@ from .layout import DEFAULT_HEAP_BYTES, SHARES
 from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
 from .schedule import DEFAULT_QUANTUM, Schedule
+from .debug.stub import DebuggerGone, DebugOptions, GdbStub
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
 
@@ -70,8 +71,11 @@ class Card:
         output_limit: int | None = console.KEEP,
         cache: str = "unbounded",
         cache_seed: int = 0,
+        debug: DebugOptions | None = None,
     ) -> None:
         self.coherence = coherence
+        self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
+        self.stub: GdbStub | None = None
         self.cache, self.cache_seed = cache, cache_seed
         self.output_limit = output_limit
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
@@ -113,12 +117,24 @@ class Card:
         its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
         share = SHARES[cluster]
         schedule = Schedule(self.quantum, self.schedule_seed, cluster)
+        debugged = self.debug is not None and self.stub is None
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
-            self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed,
+            self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
         )
         self.clusters[cluster] = placed
+        if debugged:
+            self.stub = placed.debugger = GdbStub(placed, self.debug, self._stopping)
         return placed
+
+    def wait_for_debugger(self) -> None:
+        """Once started: wait until gdb has attached to the thread it debugs (every core
+        stopped at kmx_main), or the thread ended first. Nothing without gdb."""
+        if self.stub is None:
+            return
+        while not self.stub.attached.wait(BLOCKED_POLL):  # (so that Ctrl-C reaches Python)
+            if self._stopping.is_set() or not any(t.is_alive() for t in self._threads):
+                return
 
     def start(self) -> None:
         """Start every cluster's host thread (not when the card was stopped already)."""
@@ -146,6 +162,8 @@ class Card:
         except BaseException as error:  # a bug here must not vanish in a daemon thread
             self._failed(cluster, error)
         finally:
+            if cluster.debugger is not None:
+                cluster.debugger.finished()
             self._retire(cluster)
 
     def _failed(self, cluster: Cluster, error: BaseException) -> None:
@@ -158,18 +176,29 @@ class Card:
             cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}")))
 
     def _schedule(self, cluster: Cluster) -> None:
+        stub = cluster.debugger
         while not cluster.ended and not self._stopping.is_set():
             turn = cluster.next_turn()
             if turn is None:  # paused until Python takes a submission
+                if stub is not None and not self._debugger_idle(cluster, stub):
+                    break
                 with self._wake:
                     self._wake.wait(BLOCKED_POLL)
                 continue
             core, count = turn
             cluster.running = core
             try:
-                core.run(count)
+                if stub is not None:
+                    stub.run_turn(core, count)
+                else:
+                    core.run(count)
             except CoreFault as fault:
-                cluster.fail(fault)
+                if stub is None or not self._debugger_fault(cluster, stub, core, fault):
+                    cluster.fail(fault)
+            except DebuggerGone:
+                if stub.killed:
+                    cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
+                break
             except Exception as error:  # a bug of ours in a hook: fail this thread only
                 cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
             finally:
@@ -182,6 +211,26 @@ class Card:
                 break
             elif (fault := cluster.deadlock()) is not None:
                 cluster.fail(fault)
+
+    @staticmethod
+    def _debugger_fault(cluster: Cluster, stub: GdbStub, core, fault: CoreFault) -> bool:
+        """CORE faulted while gdb debugs the thread: gdb sees it first. Whether the thread
+        goes on (gdb continued past an ebreak)."""
+        try:
+            return stub.faulted(core, fault)
+        except DebuggerGone:
+            return False
+
+    def _debugger_idle(self, cluster: Cluster, stub: GdbStub) -> bool:
+        """No core can run: a Ctrl-C from gdb stops them there. Whether the run goes on."""
+        try:
+            stub.idle()
+        except DebuggerGone:
+            if stub.killed:
+                core = next((c for c in cluster.cores if c.state != "exited"), cluster.cores[0])
+                cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
+            return False
+        return True
 
     def _retire(self, cluster: Cluster) -> None:
         """Nothing will run on CLUSTER again: hand back what is still cached (prints what

@@ -99,8 +99,10 @@ class Cluster:
         heap: int = DEFAULT_HEAP_BYTES,
         cache: str = UNBOUNDED,
         cache_seed: int = 0,
+        debugged: bool = False,
     ) -> None:
         self.number = number
+        self.debugger = None  # a gdb stub (sim.debug.stub), set by the card
         self.coherence = coherence
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
         self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
@@ -179,7 +181,8 @@ class Cluster:
         self.core_count = cores
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
-            counting=image.uses_cycles or cores > 1, on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
+            counting=image.uses_cycles or cores > 1 or debugged,  # (a debugger steps turns of one)
+            on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
         )
@@ -357,7 +360,7 @@ class Cluster:
                 core.state, core.waiting, core.blocked_in = READY, None, ""
             if core.state == BLOCKED and core.blocked_in == "kmx_submit":
                 return []
-            if core.state == READY:
+            if core.state == READY and not core.parked:
                 out.append(core)
         return out
 

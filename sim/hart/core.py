@@ -163,6 +163,11 @@ class Core:
         self._fenced = False  # the core ran fence.i: its translations go before it goes on
         self._engine_lock = threading.Lock()  # between interrupt (any thread) and close
         self._peek_wanted = False  # another thread asks where the running core is
+        self.pause_wanted = False  # a debugger asks the core to stop where it is (sim/debug/)
+        self.parked = False  # a debugger holds it (at kmx_main, till every core is there): no turns
+        # Why the last run ended early for a debugger (sim/debug/): ("breakpoint", pc),
+        # ("watch", pc, address, access: engine.READ or WRITE), ("pause", pc); else None.
+        self.debug_stop: tuple | None = None
         self._peeked = threading.Event()
         self._peek: tuple[int, int] | None = None
         self._explain = context.explainer
@@ -281,19 +286,29 @@ class Core:
             raise ValueError("a turn of exact length needs the block hook (a core of several)")
         self._stopped_by_call = False
         native = self.native
-        native.refused.access = 0
+        native.refused.access = native.refused.watch = 0
         native.turn.budget_on, native.turn.remaining, native.turn.partial = int(count > 0), count, 0
         native.tlb.grow_at = self._grow_at
+        self.debug_stop = None
         try:
             while True:
-                self.engine.run(self.pc, self._halt)
+                try:
+                    self.engine.run(self.pc, self._halt)
+                except EngineError:
+                    if not native.refused.watch:
+                        raise
+                    self.pc = self.engine.read("pc")  # (a debugger's watchpoint: the access was not done)
+                    self._watch_stop(self.pc)
+                    break
                 self.pc = self.engine.read("pc")
                 if self._pending is not None:  # raised in the interrupt hook
                     error, self._pending = self._pending, None
                     raise error
                 if native.device.fault_size:  # a register of the cache's not modelled (watch.c)
                     raise self._device_fault()
-                if not self._go_on():
+                if native.turn.breakpoint_hit and self._breakpoint_stop():
+                    break
+                if self.debug_stop is not None or not self._go_on():
                     break
             if native.turn.partial:  # the turn ends inside the next block
                 native.turn.partial = 0
@@ -307,6 +322,58 @@ class Core:
             raise self._fault_from(error) from None
         finally:
             native.turn.budget_on = 0
+
+    def _breakpoint_stop(self) -> bool:
+        """The block hook stopped before a block with a debugger's breakpoint in it
+        (sim/native/turns.c): run the block up to it, unless the turn ends first. Says
+        whether the run is over."""
+        turn = self.native.turn
+        at, turn.breakpoint_hit = turn.breakpoint_hit, 0
+        left = self.instructions_between(turn.block_address, at)
+        if turn.budget_on and left > turn.remaining:
+            turn.partial = 1  # the turn ends before the breakpoint
+            return True
+        if turn.budget_on:
+            turn.remaining -= left
+        self._run_partial_block(left)
+        self.debug_stop = ("breakpoint", self.pc)
+        return True
+
+    def _watch_stop(self, pc: int) -> None:
+        """The memory refused the access of the instruction at PC for a debugger's
+        watchpoint (sim/native/fill.c): the core stops before it, and the rest of its
+        block, which the block hook counted as it began, is not counted."""
+        refused = self.native.refused
+        self.debug_stop = ("watch", pc, refused.address, refused.access)
+        refused.watch = refused.access = 0
+        turn = self.native.turn
+        start, end = turn.current_address, turn.current_address + turn.current_size
+        if turn.counting and start <= pc < end:
+            rest = self.instructions_between(pc, end)
+            turn.cycles -= rest
+            if turn.budget_on:
+                turn.remaining += rest
+
+    def instructions_between(self, start: int, end: int) -> int:
+        """The instructions from START up to END (of one block), as the block hook counts
+        them: none in the loader's stubs."""
+        turn = self.native.turn
+        if turn.uncounted_start <= start < turn.uncounted_end:
+            return 0
+        code = self.context.memory.peek(start, end - start)
+        offset = count = 0
+        while offset < len(code):
+            offset += decode.length(code[offset] | (code[offset + 1] << 8 if offset + 1 < len(code) else 0))
+            count += 1
+        return count
+
+    def pause(self) -> None:
+        """Stop the core where it is for a debugger, from any thread: its run ends with
+        debug_stop ("pause", pc); nothing when it is not running."""
+        with self._engine_lock:
+            self.pause_wanted = True
+            if self.engine is not None:
+                self.engine.stop()
 
     def _run_partial_block(self, left: int) -> None:
         """Run the first LEFT instructions of the block at pc, which the block hook
@@ -340,6 +407,9 @@ class Core:
         or after a fence.i. Do what it stopped for, and say whether to go on."""
         grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
         retranslate = self.native.device.retranslate
+        if self.pause_wanted:
+            self.pause_wanted = False
+            self.debug_stop = ("pause", self.pc)
         self.native.tlb.grow, self._fenced, self._peek_wanted = 0, False, False
         self.native.device.retranslate = 0
         if retranslate:  # a region is watched whole now (sim/native/watch.c): every core's TLB goes
@@ -349,7 +419,8 @@ class Core:
         if peek:
             self._peek = tuple(self.engine.read_many(["pc", "fp"]))
             self._peeked.set()
-        if not (grow or fenced or peek or retranslate) or self._stopped_by_call or self._interrupted or self.state != READY:
+        if (not (grow or fenced or peek or retranslate) or self._stopped_by_call or self._interrupted
+                or self.state != READY or self.debug_stop is not None):
             return False  # the run would have ended here anyway
         if grow:  # a flush doubles the TLB while it is mostly in use
             self.flush_tlb()
@@ -443,6 +514,11 @@ class Core:
     def set_return(self, value: int) -> None:
         self.engine.write("a0", value)
 
+    @property
+    def stopped_by_call(self) -> bool:
+        """The last run ended in a kmx call that ends the turn (not its count)."""
+        return self._stopped_by_call
+
     def stop_here(self) -> None:
         """End the current run after the instruction that trapped."""
         self._stopped_by_call = True
@@ -466,6 +542,11 @@ class Core:
             self.context.on_ecall(self)
             return
         pc = self.engine.read("pc") - self._conventions.illegal_past
+        if number in REFUSED and self.native.refused.watch:  # a debugger's watchpoint (isa.c's access)
+            self.engine.write("pc", pc)
+            self._watch_stop(pc)
+            self.engine.stop()
+            return
         if number in REFUSED and self.native.refused.access:  # flh or fsh (isa.c)
             raise self._refused(pc)
         cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")

@@ -80,8 +80,7 @@ static void maybe_grow(Core *core, void *uc) {
     }
 }
 
-int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
-    core->tlb.fills++;
+static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
     if ((address & ~(uint64_t)(PAGE - 1)) == core->table.scratch_virtual && core->table.scratch_physical) {
         if (type == UC_MEM_FETCH) /* the stubs' scratch (sim/isa/rewrite.py): data only */
             goto refuse;
@@ -140,7 +139,40 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
 refuse:
     core->refused.address = address;
     core->refused.access = type;
+    core->refused.watch = 0;
     return 0;
+}
+
+/* What a debugger watches on PAGE (Debug): 1 reads, 2 writes, 0 nothing. */
+static int watched_by_debugger(const Debug *debug, uint64_t page) {
+    int64_t low = 0, high = debug->count;
+    while (low < high) {
+        int64_t middle = (low + high) / 2;
+        if (debug->pages[middle] < page)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < debug->count && debug->pages[low] == page ? debug->kinds[low] : 0;
+}
+
+int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
+    core->tlb.fills++;
+    int kinds = 0;
+    if (core->debug.count) { /* a watched access is refused before it is done (sim/debug/) */
+        uint64_t page = address & ~(uint64_t)(PAGE - 1);
+        kinds = page == core->debug.allowed ? 0 : watched_by_debugger(&core->debug, page);
+        if ((type == UC_MEM_WRITE && kinds & 2) || (type != UC_MEM_WRITE && type != UC_MEM_FETCH && kinds & 1)) {
+            core->refused.address = address;
+            core->refused.access = type;
+            core->refused.watch = 1;
+            return 0;
+        }
+    }
+    int filled = fill_page(uc, address, type, entry, core);
+    if (filled && kinds) /* the entry allows only what is not watched, so that the rest comes back */
+        entry->perms &= type == UC_MEM_WRITE ? ~UC_PROT_READ : type == UC_MEM_FETCH ? UC_PROT_EXEC : ~UC_PROT_WRITE;
+    return filled;
 }
 
 int region_access(Region *region, uint64_t page, int write, Core *core, void *uc) {

@@ -166,6 +166,7 @@ typedef struct { /* the address space, sorted by base */
 typedef struct { /* the access tlb_fill refused, for the fault message */
     uint64_t address;
     int64_t access;
+    int64_t watch; /* refused for a debugger's watchpoint on the page (Debug), not a fault */
 } Refusal;
 
 typedef struct { /* when the run stops to let the engine's TLB grow (fill.c) */
@@ -185,6 +186,11 @@ typedef struct { /* the cycle model and the turn's length (turns.c) */
     uint64_t block_size;
     uint64_t uncounted_start; /* the loader's stubs (sim/isa/rewrite.py): their instructions */
     uint64_t uncounted_end;   /* stand for the one they replace, which counted */
+    uint64_t current_address; /* the block running now (counted whole as it began) */
+    uint64_t current_size;
+    uint64_t *breakpoints;    /* a debugger's breakpoints (sim/debug/): the run stops before */
+    int64_t breakpoint_count; /* the instruction at one (0: none, and nothing is checked) */
+    uint64_t breakpoint_hit;  /* the breakpoint the run stopped for (0: none), in block_address */
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
 } Turn;
@@ -217,6 +223,13 @@ typedef struct { /* the cache's registers (watch.c): what a thread did to them *
     int64_t retranslate;    /* a region became watched whole: every core's TLB must go */
 } Device;
 
+typedef struct { /* a debugger's watchpoints (sim/debug/): their pages refuse the accesses watched */
+    uint64_t *pages;      /* page addresses, sorted */
+    uint8_t *kinds;       /* per page: 1 reads watched, 2 writes watched */
+    int64_t count;        /* (0: none, and nothing is checked) */
+    uint64_t allowed;     /* a page let through for one instruction (the step over the access) */
+} Debug;
+
 typedef struct {
     EngineCalls engine;
     SpanTable table;
@@ -225,7 +238,10 @@ typedef struct {
     Turn turn;
     IsaState isa;
     Device device;
+    Debug debug;
 } Core;
+
+int at_breakpoint(const Turn *turn, uint64_t pc);
 
 Span *find_span(Core *core, uint64_t address);
 

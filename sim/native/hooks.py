@@ -167,7 +167,7 @@ class SpanTable(ctypes.Structure):
 class Refusal(ctypes.Structure):
     """The access the fill hook refused, for the fault message."""
 
-    _fields_ = [("address", ctypes.c_uint64), ("access", ctypes.c_int64)]
+    _fields_ = [("address", ctypes.c_uint64), ("access", ctypes.c_int64), ("watch", ctypes.c_int64)]
 
 
 class TlbGrowth(ctypes.Structure):
@@ -190,6 +190,11 @@ class Turn(ctypes.Structure):
         ("block_size", ctypes.c_uint64),
         ("uncounted_start", ctypes.c_uint64),
         ("uncounted_end", ctypes.c_uint64),
+        ("current_address", ctypes.c_uint64),
+        ("current_size", ctypes.c_uint64),
+        ("breakpoints", _u64),
+        ("breakpoint_count", ctypes.c_int64),
+        ("breakpoint_hit", ctypes.c_uint64),
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
     ]
@@ -231,6 +236,12 @@ class Device(ctypes.Structure):
     ]
 
 
+class Debug(ctypes.Structure):
+    """A debugger's watchpoints (sim/debug/): pages whose watched accesses the fill hook refuses."""
+
+    _fields_ = [("pages", _u64), ("kinds", _u8), ("count", ctypes.c_int64), ("allowed", ctypes.c_uint64)]
+
+
 class CoreState(ctypes.Structure):
     """A core's state, a part a job (hooks.h, Core)."""
 
@@ -242,6 +253,7 @@ class CoreState(ctypes.Structure):
         ("turn", Turn),
         ("isa", IsaState),
         ("device", Device),
+        ("debug", Debug),
     ]
 
 

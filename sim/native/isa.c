@@ -930,6 +930,8 @@ static uint64_t interpret(Hart *h) {
         cold = d->own ? 0 : cold + 1;
         if (__builtin_expect(cold >= STAY || h->stop, 0))
             break;
+        if (__builtin_expect(turn->breakpoint_count != 0, 0) && at_breakpoint(turn, h->pc))
+            break; /* the engine goes on there, and its block hook stops before it */
     }
     if (turn->counting)
         turn->cycles += ran;

@@ -30,6 +30,25 @@ static uint64_t instructions(Core *core, uint64_t address, uint32_t size) {
     return count;
 }
 
+int at_breakpoint(const Turn *turn, uint64_t pc) {
+    for (int64_t i = 0; i < turn->breakpoint_count; i++)
+        if (turn->breakpoints[i] == pc)
+            return 1;
+    return 0;
+}
+
+/* The first of a debugger's breakpoints in the block at ADDRESS of SIZE bytes: the run
+ * stops before the block (sim/hart/core.py runs it up to the breakpoint), 0: none. */
+static uint64_t first_breakpoint(const Turn *turn, uint64_t address, uint32_t size) {
+    uint64_t first = 0;
+    for (int64_t i = 0; i < turn->breakpoint_count; i++) {
+        uint64_t at = turn->breakpoints[i];
+        if (at >= address && at < address + size && (!first || at < first))
+            first = at;
+    }
+    return first;
+}
+
 void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
     Turn *turn = &core->turn;
     if (core->tlb.grow || core->device.retranslate) { /* the fill hook (fill.c, maybe_grow) or the
@@ -37,6 +56,18 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
         core->engine.emu_stop(uc);
         return;
     }
+    if (turn->breakpoint_count) {
+        uint64_t at = first_breakpoint(turn, address, size);
+        if (at) {
+            turn->breakpoint_hit = at;
+            turn->block_address = address;
+            turn->block_size = size;
+            core->engine.emu_stop(uc);
+            return;
+        }
+    }
+    turn->current_address = address;
+    turn->current_size = size;
     uint64_t count = instructions(core, address, size);
     if (turn->budget_on) {
         if (count > turn->remaining) {

@@ -1,0 +1,175 @@
+"""The profile of a thread's run (km.Session(profile=True)): exact instruction counts by
+source line and by function, the call tree, and the cache's events by source line.
+
+The counting is native (sim/native/profile.c): the block hook counts how often each basic
+block ran, and a shadow call stack gives each block's instructions to the node of the call
+tree that ran it. Here, after the run, a block's count goes to each of its instructions'
+source lines (DWARF) and functions (the symbol table): the sum over the lines is every
+instruction the core ran, as kmx_cycles counts them.
+
+What the tree follows: a jal or jalr that links ra (or t0) is a call, a jalr to ra (t0)
+that links nothing a return (to the frame with that return address: a longjmp returns
+past several), and a jump to a function's first instruction a tail call (the callee takes
+its caller's place). The C library has no source lines here (sim.image.dwarf skips its
+rows): its instructions count under its function's name.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .explain import Explainer
+    from .hart.core import Core
+
+BLOCKS = 1 << 16  # blocks a core can count (half of the table: it is open-addressed)
+PCS = 1 << 16  # instructions the interpreter (sim/native/isa.c) ran, by pc
+NODES = 1 << 14  # nodes of the call tree
+DEPTH = 1024  # calls deep the shadow stack follows (deeper ones count with their caller)
+
+
+@dataclass
+class LineCount:
+    """Instructions a core ran at one source line (FILE None: a function of the C library,
+    named by FUNCTION)."""
+
+    file: str | None
+    line: int
+    function: str
+    instructions: int = 0
+
+
+@dataclass
+class FunctionCount:
+    name: str
+    file: str | None
+    line: int  # its first line (0: unknown)
+    own: int = 0  # instructions in it
+    inclusive: int = 0  # in it and in what it called
+    calls: int = 0
+
+
+@dataclass
+class CoreCounts:
+    """One core's profile."""
+
+    core: int
+    instructions: int
+    lines: list[LineCount] = field(default_factory=list)
+    functions: list[FunctionCount] = field(default_factory=list)
+    stacks: list[tuple[tuple[str, ...], int]] = field(default_factory=list)  # (the calls, root first; own instructions)
+    dropped: int = 0  # blocks or calls the tables had no room for (their counts are in their caller's)
+
+
+class Tables:
+    """The native profile's tables for one core (Python's memory, sim/native/profile.c's to fill)."""
+
+    def __init__(self, core: "Core", functions: np.ndarray) -> None:
+        self.block_keys = np.zeros(BLOCKS * 2, np.uint64)
+        self.block_runs = np.zeros(BLOCKS * 2, np.uint64)
+        self.block_kinds = np.zeros(BLOCKS * 2, np.uint8)
+        self.pc_keys = np.zeros(PCS * 2, np.uint64)
+        self.pc_runs = np.zeros(PCS * 2, np.uint64)
+        self.node_parent = np.zeros(NODES, np.uint64)
+        self.node_function = np.zeros(NODES, np.uint64)
+        self.node_self = np.zeros(NODES, np.uint64)
+        self.node_entered = np.zeros(NODES, np.uint64)
+        self.node_index = np.zeros(NODES * 2, np.int64)
+        self.stack_node = np.zeros(DEPTH, np.uint64)
+        self.stack_return = np.zeros(DEPTH, np.uint64)
+        self.functions = functions
+        native = core.native.profile
+        for name in ("block_keys", "block_runs", "block_kinds", "pc_keys", "pc_runs", "node_parent", "node_function",
+                     "node_self", "node_entered", "node_index", "stack_node", "stack_return", "functions"):
+            array = getattr(self, name)
+            setattr(native, name, array.ctypes.data_as(type(getattr(native, name))))
+        native.block_capacity, native.pc_capacity = BLOCKS * 2, PCS * 2
+        native.node_capacity, native.stack_capacity = NODES, DEPTH
+        native.function_count = len(functions)
+        native.on = 1
+        self._native = native
+
+    def counts(self, core: int, explainer: "Explainer", instructions: int) -> CoreCounts:
+        """The core's counts, by source line, function and call stack."""
+        native, image, base = self._native, explainer.image, explainer.image_base
+        symbols = sorted(image.symbols)
+        starts = np.array([start for start, _, _ in symbols], dtype=np.int64)
+
+        def function_of(pc: int) -> tuple[str, int]:
+            at = int(np.searchsorted(starts, pc - base, side="right")) - 1
+            if at >= 0 and pc - base < symbols[at][0] + max(symbols[at][1], 1):
+                return symbols[at][2], base + symbols[at][0]
+            return f"{pc:#x}", pc
+
+        runs: dict[int, int] = defaultdict(int)  # pc -> times it ran
+        used = self.block_keys != 0
+        for key, times in zip(self.block_keys[used].tolist(), self.block_runs[used].tolist()):
+            address, size = key & ((1 << 48) - 1), key >> 48
+            if image.stubs.start <= address - base < image.stubs.end:
+                continue  # a stub's instructions count as none (the jump to it counted)
+            code = explainer.memory.peek(address, size)
+            offset = 0
+            while offset < size:
+                runs[address + offset] += times
+                offset += 4 if code[offset] & 3 == 3 else 2
+        used = self.pc_keys != 0
+        for pc, times in zip(self.pc_keys[used].tolist(), self.pc_runs[used].tolist()):
+            runs[pc] += times
+
+        lines: dict[tuple, LineCount] = {}
+        functions: dict[str, FunctionCount] = {}
+        for pc, times in runs.items():
+            name, entry = function_of(pc)
+            source = explainer.source_line(pc)
+            key = (source.file, source.line) if source else (None, 0, name)
+            if key not in lines:
+                lines[key] = LineCount(source.file if source else None, source.line if source else 0, name)
+            lines[key].instructions += times
+            if name not in functions:
+                first = explainer.source_line(entry)
+                functions[name] = FunctionCount(name, first.file if first else None, first.line if first else 0)
+            functions[name].own += times
+
+        # the call tree: each node's own instructions, its callers' names, inclusive counts
+        nodes = int(native.nodes)
+        parent = self.node_parent[:nodes].tolist()
+        names = [function_of(int(address))[0] for address in self.node_function[:nodes].tolist()]
+        own = self.node_self[:nodes].tolist()
+        entered = self.node_entered[:nodes].tolist()
+        inclusive = list(own)
+        for n in range(nodes - 1, 0, -1):  # (a node comes after its parent)
+            inclusive[parent[n]] += inclusive[n]
+        stacks = []
+        paths: list[tuple[str, ...]] = []
+        for n in range(nodes):
+            path = (paths[parent[n]] if n else ()) + (names[n],)
+            paths.append(path)
+            if own[n]:
+                stacks.append((path, own[n]))
+            function = functions.setdefault(names[n], FunctionCount(names[n], None, 0))
+            function.calls += entered[n]
+            if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
+                function.inclusive += inclusive[n]
+        return CoreCounts(core, instructions, sorted(lines.values(), key=lambda c: -c.instructions),
+                          sorted(functions.values(), key=lambda f: -f.inclusive), stacks, int(native.dropped))
+
+
+def function_starts(explainer: "Explainer") -> np.ndarray:
+    """The address of every function's first instruction, sorted (for the tail calls)."""
+    base = explainer.image_base
+    return np.array(sorted({base + start for start, size, _ in explainer.image.symbols
+                            if explainer.image.in_code(start)}), dtype=np.uint64)
+
+
+def install(cores, explainer: "Explainer") -> list[Tables]:
+    """Profile CORES (before they run): their tables."""
+    starts = function_starts(explainer)
+    return [Tables(core, starts) for core in cores]
+
+
+__all__ = ["CoreCounts", "FunctionCount", "LineCount", "Tables", "install", "ctypes"]

@@ -1,0 +1,288 @@
+"""gdb on a thread: km.Session(gdb=PORT) and KMX_GDB, driven by Debian's gdb-multiarch in
+batch mode (and, for what batch mode cannot do, a Ctrl-C, by the protocol itself)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from komorebi.sim.debug import registers, remote
+from tests.threads import THREADS
+
+GDB = shutil.which("gdb-multiarch")
+if GDB is None and os.environ.get("KMX_REQUIRE_GDB"):  # (CI has it: .ci/run installs it)
+    raise RuntimeError("KMX_REQUIRE_GDB is set, but gdb-multiarch is not installed (apt-get install gdb-multiarch)")
+needs_gdb = pytest.mark.skipif(GDB is None, reason="gdb-multiarch is not installed (apt-get install gdb-multiarch)")
+
+PROGRAM = """
+import sys
+from pathlib import Path
+import numpy as np
+import komorebi as km
+
+kernels = Path(sys.argv[1])
+kernels.mkdir(exist_ok=True)
+program = km.Program("debugged", kernels=kernels)
+program.thread(cluster=0, sources=[Path(sys.argv[2])], regions={{"data": np.arange(16, dtype=np.int32)}},
+               words=[int(sys.argv[3])], cores={cores})
+with km.Session({session}) as session:
+    run = session.load(program)
+    try:
+        result = run.thread_result(timeout=120)
+        while not result.final:
+            result = run.thread_result(timeout=120)
+        print("words", result.words[:4].tolist(), "code", result.code)
+    except km.ThreadFault as fault:
+        print("fault:", fault.cause)
+    run.stop()
+    print("data", run.thread.read("data").view(np.int32).tolist())
+"""
+
+
+def start(tmp_path: Path, source: Path, word: int = 0, cores: int = 4, session: str = "", env=None):
+    """The program run unchanged, with KMX_GDB=0: (the process, the port, the ELF)."""
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM.format(cores=cores, session=session))
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "kernels"), str(source), str(word)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "KMX_GDB": "0", **(env or {})},
+    )
+    for line in process.stderr:  # the first line says how to attach
+        found = re.search(r"target remote :(\d+)' (\S+)", line)
+        if found:
+            return process, int(found[1]), found[2]
+    process.wait(timeout=60)
+    raise AssertionError(f"the program never said how to attach: {process.stdout.read()}")
+
+
+def debug(tmp_path: Path, commands: list[str], source: Path = THREADS / "debugged.c", **kwargs) -> tuple[str, str]:
+    """Run the thread under gdb-multiarch in batch mode with COMMANDS: (gdb's output,
+    the program's)."""
+    process, port, elf = start(tmp_path, source, **kwargs)
+    try:
+        arguments = [GDB, "-q", "-batch", "-nx", "-ex", f"target remote :{port}"]
+        for command in commands:
+            arguments += ["-ex", command]
+        done = subprocess.run([*arguments, elf], capture_output=True, text=True, timeout=120)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    return done.stdout + done.stderr, out + err
+
+
+@needs_gdb
+def test_stops_every_core_at_kmx_main_breaks_prints_and_finishes(tmp_path):
+    said, printed = debug(tmp_path, [
+        "info threads", "break scale", "continue", "print value", "print factor", "finish",
+        "print data[5]", "print *data@4", "monitor cache data", "delete", "continue",
+    ])
+    assert re.search(r"\* 1 +Thread 1 \(cluster 0 core 0, ready\) kmx_main \(core=core@entry=0\)", said), said
+    for n in range(4):
+        assert f"Thread {n + 1} (cluster 0 core {n}, ready) kmx_main (core=core@entry={n})" in said
+    assert "Thread 1 hit Breakpoint 1, scale (value=0, factor=factor@entry=2)" in said
+    assert "$1 = 0" in said and "$2 = 2" in said
+    assert "Value returned is $3 = 1" in said
+    assert "$4 = 5" in said and "$5 = {0, 1, 2, 3}" in said
+    assert "cluster 0, region 'data' (ID 0, 64 bytes, 1 line, card mode)" in said
+    assert "exited normally" in said
+    assert "words [16, 70, 156, 274] code 0" in printed
+
+
+@needs_gdb
+def test_step_next_stepi_and_registers(tmp_path):
+    said, printed = debug(tmp_path, [
+        "break debugged.c:22", "continue", "step", "next", "stepi", "info registers pc", "print $vlenb",
+        "print $cycle > 0", "print/x $ft0", "delete", "continue",
+    ])
+    assert "Breakpoint 1, kmx_main" in said
+    assert re.search(r"scale \(value=0, factor=factor@entry=2\) at .*debugged.c:11", said), said
+    assert re.search(r"\n12\t +return scaled \+ 1;", said), said
+    assert "= 64" in said and "= 1" in said
+    assert "exited normally" in said and "code 0" in printed
+
+
+@needs_gdb
+def test_a_watchpoint_on_a_region_word_stops_after_the_store(tmp_path):
+    said, printed = debug(tmp_path, ["break debugged.c:19", "continue", "delete", "watch -l data[8]", "continue", "bt 1",
+                                     "delete", "continue"])
+    assert "Thread 3 hit Hardware watchpoint 2: -location data[8]" in said, said
+    assert "Old value = 8" in said and "New value = 156" in said
+    assert re.search(r"kmx_main \(core=core@entry=2\) at .*debugged.c:2[34]", said), said
+    assert "data [16, 1, 2, 3, 70, 5, 6, 7, 156, 9, 10, 11, 274, 13, 14, 15]" in printed
+
+
+@needs_gdb
+def test_a_fault_stops_in_gdb_at_its_instruction(tmp_path):
+    said, printed = debug(tmp_path, ["continue", "bt 1", "print total", "continue"], word=1)
+    assert "a store to 0x8, which is a null pointer" in said  # (the fault's message, on gdb's console)
+    assert "Thread 4 received signal SIGSEGV" in said
+    assert re.search(r"kmx_main \(core=core@entry=3\) at .*debugged.c:28\n28\t +\*nowhere = total;", said), said
+    assert "$1 = 274" in said
+    assert "Program terminated with signal SIGSEGV" in said
+    assert "fault: a store to 0x8, which is a null pointer" in printed
+
+
+@needs_gdb
+def test_an_ebreak_stops_and_goes_on_and_an_assert_is_sigabrt(tmp_path):
+    said, printed = debug(tmp_path, ["continue", "continue"], word=2)
+    assert "Thread 1 received signal SIGTRAP" in said and "exited normally" in said
+    assert "code 0" in printed
+    said, printed = debug(tmp_path, ["continue", "continue"], word=3)
+    assert "Thread 3 received signal SIGABRT" in said, said
+    assert "total == 0" in said and "fault:" in printed
+
+
+@needs_gdb
+def test_the_cores_interleave_as_without_gdb(tmp_path):
+    """Stops do not move the turns: a racy counter ends the same with gdb as without."""
+    source = THREADS / "racy.c"
+    script = textwrap.dedent("""
+        import sys
+        from pathlib import Path
+        import komorebi as km
+        Path(sys.argv[1]).mkdir(exist_ok=True)
+        program = km.Program("racy", kernels=Path(sys.argv[1]))
+        program.thread(cluster=0, sources=[Path(sys.argv[2])], words=[20000, 0], cores=4)
+        with km.Session(quantum=1000) as session:
+            run = session.load(program)
+            result = run.thread_result(timeout=120)
+            while not result.final:
+                result = run.thread_result(timeout=120)
+            print("words", result.words[:8].tolist())
+            run.stop()
+    """)
+    (tmp_path / "racy.py").write_text(script)
+    command = [sys.executable, str(tmp_path / "racy.py"), str(tmp_path / "kernels"), str(source)]
+    alone = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "KMX_GDB": ""})
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "KMX_GDB": "0"})
+    for line in process.stderr:
+        if "target remote" in line:
+            port, elf = re.search(r"target remote :(\d+)' (\S+)", line).groups()
+            break
+    said = subprocess.run([GDB, "-q", "-batch", "-nx", "-ex", f"target remote :{port}", "-ex", "break racy.c:20",
+                           "-ex", "continue", "-ex", "continue", "-ex", "thread 2", "-ex", "stepi", "-ex", "next",
+                           "-ex", "delete", "-ex", "continue", elf], capture_output=True, text=True, timeout=120)
+    out, _ = process.communicate(timeout=120)
+    assert "hit Breakpoint 1" in said.stdout and "exited normally" in said.stdout, said.stdout + said.stderr
+    assert out.strip() == alone.stdout.strip() and out.startswith("words [")
+
+
+@needs_gdb
+def test_detach_lets_the_run_go_on_and_kill_ends_it(tmp_path):
+    said, printed = debug(tmp_path, ["break scale", "continue", "detach"])
+    assert "detached" in said
+    assert "words [16, 70, 156, 274] code 0" in printed
+    said, printed = debug(tmp_path, ["break scale", "continue", "kill"])
+    assert "fault: gdb killed the thread" in printed
+
+
+def test_ctrl_c_stops_a_thread_that_never_ends(tmp_path):
+    """The protocol by hand: continue, the interrupt byte, a stop reply, kill."""
+    process, port, _ = start(tmp_path, THREADS / "forever.c", cores=1)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            talk = Talk(sock)
+            assert talk.ask("?").startswith("T05thread:1;")
+            talk.send("vCont;c")
+            assert talk.quiet(0.5)  # running: nothing comes back
+            sock.sendall(b"\x03")
+            assert talk.reply().startswith("T02thread:1;")
+            pc = int.from_bytes(bytes.fromhex(talk.ask(f"p{registers.PC:x}")), "little")
+            assert pc > 0x4000_0000_0000
+            talk.send("vKill;1")
+            assert talk.reply() == "OK"
+        out, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "fault: gdb killed the thread" in out
+
+
+class Talk:
+    """A few packets of gdb's protocol, by hand (acks on)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.buffer = sock, b""
+
+    def send(self, payload: str) -> None:
+        self.sock.sendall(remote.frame(payload))
+
+    def reply(self) -> str:
+        while True:
+            self.buffer = self.buffer.lstrip(b"+")
+            if self.buffer.startswith(b"$") and b"#" in self.buffer and len(self.buffer) >= self.buffer.index(b"#") + 3:
+                end = self.buffer.index(b"#")
+                data, self.buffer = self.buffer[1:end], self.buffer[end + 3 :]
+                self.sock.sendall(b"+")
+                return remote.unescape(data).decode("latin-1")
+            chunk = self.sock.recv(65536)
+            assert chunk, "the stub closed the connection"
+            self.buffer += chunk
+
+    def ask(self, payload: str) -> str:
+        self.send(payload)
+        return self.reply()
+
+    def quiet(self, seconds: float) -> bool:
+        self.sock.settimeout(seconds)
+        try:
+            self.buffer += self.sock.recv(65536)
+        except socket.timeout:
+            return self.buffer.strip(b"+") == b""
+        finally:
+            self.sock.settimeout(60)
+        return self.buffer.strip(b"+") == b""
+
+
+def test_the_target_description_names_gdbs_riscv_features():
+    tree = ElementTree.fromstring(registers.target_xml().split("\n", 2)[2])
+    features = {f.get("name"): [r.get("name") for r in f.findall("reg")] for f in tree.findall("feature")}
+    assert features["org.gnu.gdb.riscv.cpu"][:3] == ["zero", "ra", "sp"] and features["org.gnu.gdb.riscv.cpu"][-1] == "pc"
+    assert len(features["org.gnu.gdb.riscv.fpu"]) == 35
+    assert features["org.gnu.gdb.riscv.vector"] == [f"v{n}" for n in range(32)]
+    assert {"vl", "vtype", "vlenb", "cycle"} <= set(features["org.gnu.gdb.riscv.csr"])
+    numbers = [int(r.get("regnum")) for r in tree.iter("reg")]
+    assert numbers == list(range(len(registers.REGISTERS)))
+    assert {r.get("bitsize") for r in tree.iter("reg") if r.get("name").startswith("v") and r.get("name")[1:].isdigit()} == {"512"}
+
+
+def test_packets_escape_what_the_protocol_reserves():
+    framed = remote.frame("a$b#c}d*")
+    assert framed.startswith(b"$") and b"}\x04" in framed and b"}\x03" in framed
+    body = framed[1 : framed.index(b"#", len(framed) - 3)]
+    assert remote.unescape(body) == b"a$b#c}d*"
+    assert framed[-2:] == b"%02x" % remote.checksum(body)
+
+
+def test_bad_gdb_ports_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="gdb must be a port number"):
+        km.Session(gdb="1234")
+    with pytest.raises(ValueError, match="0 to 65535"):
+        km.Session(gdb=70000)
+    os.environ["KMX_GDB"] = "port"
+    try:
+        with pytest.raises(ValueError, match="KMX_GDB must be a port number"):
+            km.Session()
+    finally:
+        del os.environ["KMX_GDB"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        program = km.Program("busy", kernels=tmp_path)
+        program.thread(cluster=0, sources=[THREADS / "copy.c"], regions={"a": np.zeros(16, np.uint8)})
+        with km.Session(gdb=port) as session:
+            with pytest.raises(ValueError, match=f"gdb: cannot serve on 127.0.0.1:{port}"):
+                session.load(program)
