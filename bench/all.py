@@ -26,6 +26,7 @@ RUNS = {
     "isa": ["isa.py"],
     "vector": ["vector.py"],
     "cache_modes": ["cache_modes.py"],
+    "observing": ["observing.py"],
 }
 
 

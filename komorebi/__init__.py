@@ -20,19 +20,25 @@ from komorebi._errors import (
     OutputWarning,
     ThreadFault,
 )
+from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
 from komorebi._session import Run, Session, Thread
 
 __all__ = [
     "CacheCounts",
+    "CacheEvents",
     "CoherenceWarning",
     "CompileError",
     "CompileWarning",
+    "CoreProfile",
     "Finding",
+    "FunctionCount",
     "KomorebiError",
+    "LineCount",
     "NotSimulatedWarning",
     "OutputWarning",
+    "Profile",
     "Program",
     "Run",
     "Session",

@@ -61,6 +61,8 @@ class Options:
     cache: str = "unbounded"  # or "card-size"
     cache_seed: int = 0
     gdb: int | None = None  # serve gdb on this port of 127.0.0.1 (0: any free one); None: no gdb
+    profile: bool = False  # count each core's instructions by source line (Run.profile)
+    trace: str | None = None  # write the run's Chrome trace here when it stops
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,32 @@ class RegionPicture:
     states: np.ndarray = field(repr=False)
 
 
+@dataclass(frozen=True)
+class StoryStep:
+    """One step of a thread's cache story: CORE (-1: none) did WHAT at FILE:LINE (a
+    finding's or a fault's message in DETAIL), and the lines that changed since the step
+    before: (region ID, runs), each run a row (first line, end, new state), the lines
+    counted from the region's first."""
+
+    cluster: int
+    core: int
+    what: str
+    file: str | None
+    line: int | None
+    detail: str = ""
+    changes: tuple[tuple[int, np.ndarray], ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class CacheStory:
+    """The regions' lines before the first step (START), the steps, and why the story
+    stopped early (STOPPED; "" when it did not)."""
+
+    start: tuple[RegionPicture, ...]
+    steps: tuple[StoryStep, ...]
+    stopped: str = ""
+
+
 class Machine(Protocol):
     """A loaded program, running (see the module's docstring)."""
 
@@ -149,6 +177,8 @@ class Machine(Protocol):
     def pictures(self) -> list[RegionPicture]: ...
     def output(self, cluster: int) -> Output: ...
     def cache_counts(self) -> list["CacheCounts"]: ...  # (the card-size cache; [] for the unbounded one)
+    def profile(self) -> "Profile | None": ...  # (after stop; None unless Options.profile)
+    def story(self) -> CacheStory: ...  # (after stop)
 
 
 class Backend(Protocol):

@@ -18,7 +18,9 @@ import numpy as np
 
 from komorebi._backend import Backend, CorePlace, FaultReport, Handed, Machine, Options
 from komorebi._cache_map import cache_map_svg, cache_report
+from komorebi._cache_story import cache_story_html
 from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
+from komorebi._profile import Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
 from komorebi._simulator import DEFAULT_QUANTUM, OUTPUT_KEPT, Simulator
@@ -81,6 +83,20 @@ def _gdb_port(gdb: Any) -> int | None:
     if not 0 <= gdb <= 65535:
         raise ValueError(f"{where} must be a port number 0 to 65535 (0: any free port), not {gdb}")
     return int(gdb)
+
+
+def _trace_path(trace: Any) -> Path | None:
+    """A checked trace path: a file in a folder that exists, or None."""
+    if trace is None:
+        return None
+    if not isinstance(trace, (str, PathLike)):
+        raise TypeError(f"trace must be a file path (str or Path) or None, not {type(trace).__name__}")
+    path = Path(trace)
+    if path.is_dir():
+        raise ValueError(f"trace: {str(path)!r} is a folder; give the path of the file to write the trace into")
+    if not path.parent.is_dir():
+        raise ValueError(f"trace: the folder {str(path.parent)!r} does not exist")
+    return path
 
 
 class Threads(dict):
@@ -303,6 +319,15 @@ class Run:
             return None
         return cache_map_svg(self._loaded.machine.pictures(), self.findings)
 
+    def profile(self) -> Profile:
+        """Where each core's instructions went (km.Session(profile=True)): by source line,
+        by function, by call stack, and what the cache did at each line. After run.stop()."""
+        self._require_stopped("run.profile()")
+        profile = self._loaded.machine.profile()
+        if profile is None:
+            raise RuntimeError("run.profile() needs a profiled run: load the program with km.Session(profile=True)")
+        return profile
+
     def cache_map(self, path: str | PathLike) -> Path:
         """Draw what happened to each line of each region into PATH (an .svg file) and
         return the path."""
@@ -313,6 +338,19 @@ class Run:
         if path.suffix.lower() != ".svg":
             raise ValueError(f"path must end in .svg (the map is drawn as SVG), not {path.name!r}")
         path.write_text(cache_map_svg(self._loaded.machine.pictures(), self.findings))
+        return path
+
+    def cache_story(self, path: str | PathLike) -> Path:
+        """Write the cache map over time into PATH (an .html file, self-contained): a page
+        that steps forwards and backwards through the run's kmx calls and findings and
+        shows each region's lines after each. Returns the path."""
+        self._require_stopped("run.cache_story()")
+        if not isinstance(path, (str, PathLike)):
+            raise TypeError(f"path must be a file path (str or Path), not {type(path).__name__}")
+        path = Path(path)
+        if path.suffix.lower() not in (".html", ".htm"):
+            raise ValueError(f"path must end in .html (the story is a web page), not {path.name!r}")
+        path.write_text(cache_story_html(self._loaded.machine.story()))
         return path
 
     def _require_stopped(self, what: str) -> None:
@@ -343,6 +381,8 @@ class Session:
         cache: str = "unbounded",
         cache_seed: int = 0,
         gdb: int | None = None,
+        profile: bool = False,
+        trace: str | PathLike | None = None,
         backend: Backend | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
@@ -357,7 +397,11 @@ class Session:
         the machine to run on (None: the simulator; komorebi._backend says what one is).
         GDB is a port of 127.0.0.1 to serve gdb's remote protocol on (0: any free one;
         None: the environment's KMX_GDB, else no gdb): `load` then stops every core of
-        the program's first thread at kmx_main and waits for gdb to attach (docs/debugging.md)."""
+        the program's first thread at kmx_main and waits for gdb to attach (docs/debugging.md).
+        PROFILE: count every core's instructions by source line, function and call stack,
+        for Run.profile(). TRACE: a file to write each run's timeline into when it stops,
+        as a Chrome trace (Perfetto, chrome://tracing; time in instructions); a second
+        run of the session writes PATH with "-2" before its suffix, and so on."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -385,6 +429,11 @@ class Session:
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
         self.gdb = _gdb_port(gdb)
+        if not isinstance(profile, bool):
+            raise TypeError(f"profile must be True or False, not {type(profile).__name__}")
+        self.profile = profile
+        self.trace = _trace_path(trace)
+        self._traces = 0  # runs that wrote a trace so far
         self.quantum = int(quantum)
         self.schedule_seed = None if schedule_seed is None else int(schedule_seed)
         self.output_limit = None if output_limit is None else int(output_limit)
@@ -404,7 +453,7 @@ class Session:
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
-                          self.cache_seed, self.gdb)
+                          self.cache_seed, self.gdb, self.profile, self._next_trace())
         machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
         if machine.warnings:  # (a cache hit says again what the compiler said)
             warn_at_caller(CompileWarning(machine.warnings))
@@ -419,6 +468,16 @@ class Session:
         if wait is not None:  # (gdb: every core stopped at kmx_main until it attaches)
             wait()
         return run
+
+    def _next_trace(self) -> str | None:
+        """Where the next run's trace goes: TRACE, then TRACE-2, TRACE-3..."""
+        if self.trace is None:
+            return None
+        with self._lock:
+            self._traces += 1
+            n = self._traces
+        path = self.trace if n == 1 else self.trace.with_name(f"{self.trace.stem}-{n}{self.trace.suffix}")
+        return str(path)
 
     def close(self) -> None:
         """Stop every run still going. Idempotent. Every run is stopped even when one's

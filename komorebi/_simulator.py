@@ -9,9 +9,12 @@ from typing import Sequence
 
 import numpy as np
 
-from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
+from komorebi._backend import (
+    CacheStory, CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture, StoryStep,
+)
 from komorebi._errors import CompileError
 from komorebi._cache_map import cache_report
+from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
 from komorebi._results import CacheCounts, Finding
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
@@ -73,7 +76,7 @@ class Simulator:
             first = min(spec.cluster for spec in threads)
             debug = DebugOptions(options.gdb, elf=str(elves[first]))
         card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit,
-                    options.cache, options.cache_seed, debug)
+                    options.cache, options.cache_seed, debug, options.profile, options.trace)
         if debug is not None:
             debug.monitor = lambda words: _monitor(card, first, words)
         sharing = card.bank_sharers(spec.cluster for spec in threads)
@@ -161,6 +164,38 @@ class SimulatedRun:
                 c = region.cache.counts()
                 out.append(CacheCounts(number, region.name, *c["L1D"], *c["L2"], *c["L3"], *c["evicted"]))
         return out
+
+    def profile(self) -> Profile | None:
+        clusters = sorted(self._card.clusters.items())
+        if not clusters or any(c.profile is None or c.profile.result is None for _, c in clusters):
+            return None
+        cores, cache = [], []
+        for number, cluster in clusters:
+            counted, events = cluster.profile.result
+            for c in counted:
+                cores.append(CoreProfile(
+                    number, c.core, c.instructions,
+                    tuple(LineCount(x.file, x.line, x.function, x.instructions) for x in c.lines),
+                    tuple(FunctionCount(f.name, f.file, f.line, f.own, f.inclusive, f.calls) for f in c.functions),
+                    tuple(c.stacks), c.dropped,
+                ))
+            cache += [CacheEvents(number, e.file, e.line, e.pages_filled, e.pages_first_written, e.bytes_flushed,
+                                  e.findings) for e in events]
+        return Profile(cores, cache)
+
+    def story(self) -> CacheStory:
+        start, steps, stopped = [], [], []
+        for number, cluster in sorted(self._card.clusters.items()):
+            story = cluster.story
+            for region, states in zip(cluster.regions, story.start):
+                start.append(RegionPicture(number, cluster.coherence, region.name, region.id, region.size, LINE,
+                                           region.offset % LINE, states))
+            steps += [StoryStep(number, s.core, s.what, s.file, s.line, s.detail,
+                                tuple(sorted(s.changes.items())))
+                      for s in story.steps]
+            if story.stopped:
+                stopped.append(f"cluster {number}: {story.stopped}")
+        return CacheStory(tuple(start), tuple(steps), "; ".join(stopped))
 
     def pictures(self) -> list[RegionPicture]:
         out = []

@@ -38,6 +38,7 @@ from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
 from .schedule import DEFAULT_QUANTUM, Schedule
 from .debug.stub import DebuggerGone, DebugOptions, GdbStub
+from . import timeline
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
 
@@ -72,8 +73,13 @@ class Card:
         cache: str = "unbounded",
         cache_seed: int = 0,
         debug: DebugOptions | None = None,
+        profile: bool = False,
+        trace: str | None = None,
     ) -> None:
         self.coherence = coherence
+        self.trace = trace  # where stop writes the Chrome trace of the run (sim.timeline), or None
+        self._traced = False
+        self.profile = profile  # count every core's instructions by block (sim.profile)
         self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
         self.stub: GdbStub | None = None
         self.cache, self.cache_seed = cache, cache_seed
@@ -121,6 +127,7 @@ class Card:
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
             self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
+            self.profile, self.trace is not None,
         )
         self.clusters[cluster] = placed
         if debugged:
@@ -187,6 +194,8 @@ class Card:
                 continue
             core, count = turn
             cluster.running = core
+            if cluster.timeline is not None:
+                cluster.timeline.turn_starts(core)
             try:
                 if stub is not None:
                     stub.run_turn(core, count)
@@ -203,6 +212,8 @@ class Card:
                 cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
             finally:
                 cluster.running = None
+                if cluster.timeline is not None:
+                    cluster.timeline.turn_ends(core)
             if cluster.ended:
                 break
             if cluster.all_exited:
@@ -268,11 +279,24 @@ class Card:
                 for cluster in self.clusters.values():
                     self._retire(cluster)
         _live.discard(self)
+        self._write_trace()
         if self._errors:  # said once
             (number, error), self._errors = self._errors[0], []
             raise RuntimeError(
                 f"the simulator failed while the thread on cluster {number} ended: {error!r}"
             ) from error
+
+    def _write_trace(self) -> None:
+        """Write the trace (Session(trace=PATH)) once every host thread is gone; once."""
+        with self._lock:
+            if self.trace is None or self._traced:
+                return
+            self._traced = True
+            timelines = [c.timeline for _, c in sorted(self.clusters.items()) if c.timeline is not None]
+        try:
+            timeline.write(self.trace, timelines)
+        except OSError as error:
+            raise OSError(error.errno, f"the trace could not be written to {str(self.trace)!r}: {error.strerror}") from None
 
     def _join(self) -> None:
         # An interrupt that comes just before a core's engine starts is lost (the engine

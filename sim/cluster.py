@@ -29,6 +29,7 @@ from .kmx.outbox import Handed, Outbox
 from .kmx.traps import TrapTable
 from .layout import (
     GUARD_BYTES,
+    LINE,
     PAGE,
     REGION_ALIGN,
     REGION_STAGGER,
@@ -42,6 +43,9 @@ from .layout import (
 )
 from .memory.address_space import AddressSpace, Span
 from .memory.dram import Bank, Snapshot, Storage
+from .profile import ThreadProfile
+from .story import Story
+from .timeline import Timeline
 from .schedule import Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
@@ -100,6 +104,8 @@ class Cluster:
         cache: str = UNBOUNDED,
         cache_seed: int = 0,
         debugged: bool = False,
+        profiled: bool = False,
+        traced: bool = False,
     ) -> None:
         self.number = number
         self.debugger = None  # a gdb stub (sim.debug.stub), set by the card
@@ -181,7 +187,7 @@ class Cluster:
         self.core_count = cores
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
-            counting=image.uses_cycles or cores > 1 or debugged,  # (a debugger steps turns of one)
+            counting=image.uses_cycles or cores > 1 or debugged or profiled or traced,  # (a debugger steps turns of one)
             on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
@@ -195,6 +201,19 @@ class Cluster:
             self.cores.append(Core(n, context, share.base + image.entry, share.base + image.halt, block_at,
                                    (block_at, cores)))
         self.ended = False
+        # The profile (km.Session(profile=True)): the cores' counts, sim/profile.py
+        self.profile = ThreadProfile(self.cores, self.explainer) if profiled else None
+        # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/timeline.py)
+        self.timeline = Timeline(number, cores) if traced else None
+        # The cache's story, step by step (run.cache_story; sim/story.py)
+        self.story = Story(self)
+        self.checker.on_finding = self._found
+
+    def _found(self, finding) -> None:
+        """The checker found FINDING: on the timeline, and a step of the story."""
+        if self.timeline is not None:
+            self.timeline.finding(finding)
+        self.story.finding(finding)
 
     def share_bank_with(self, other: "Cluster") -> None:
         """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
@@ -223,6 +242,8 @@ class Cluster:
     def invalidate(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         lost = region.cache.invalidate()
+        if self.timeline is not None:
+            self.timeline.note(dirty_bytes_dropped=int(lost.size) * LINE)
         if lost.size:
             self.checker.dropped(region, lost, core)
         self._forget_translations()
@@ -230,8 +251,12 @@ class Cluster:
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         # (the bytes before the region's start, in its first line, are not its own)
-        _, stale = region.cache.flush(self.coherence == "strict", region.offset)
+        written, stale = region.cache.flush(self.coherence == "strict", region.offset)
         self.checker.stale_flush(region, stale, core)
+        if self.profile is not None:
+            self.profile.flush(core, len(written))
+        if self.timeline is not None:
+            self.timeline.note(bytes_written_back=len(written) * LINE)
         self._forget_translations()
 
     def _forget_translations(self) -> None:
@@ -292,9 +317,15 @@ class Cluster:
         self.end()
         codes = tuple(core.code or 0 for core in self.cores)
         code = next((c for c in codes if c != 0), 0)
+        if self.timeline is not None:
+            self.timeline.ended(codes)
         self.outbox.put_last(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
 
     def fail(self, fault: CoreFault) -> None:
+        if self.timeline is not None:
+            self.timeline.fault(fault)
+        core = self.cores[fault.core] if 0 <= fault.core < len(self.cores) else None
+        self.story.step(core, "fault", fault.source, fault.cause)
         self.faulted = True
         self.end()
         self.outbox.put_last(Handed(fault=fault))
@@ -315,6 +346,7 @@ class Cluster:
             if lines.size and not self.faulted:
                 self.checker.unflushed(region, lines, rescued=rescued)
         self.hand_back()
+        self.story.step(None, "the thread ended" + (": the library's hand-back" if self.coherence == "card" else ""), None)
 
     def raise_hook_error(self) -> None:
         """Raise what went wrong in Python inside an engine's hook during the last run."""
@@ -326,6 +358,8 @@ class Cluster:
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the
         findings and each line's story stay for reading. Idempotent."""
+        if self.profile is not None and self.cores:  # (counted up before the memory goes)
+            self.profile.finish(self)
         for core in self.cores:
             core.close()
         for span in self.memory.spans:

@@ -16,14 +16,18 @@ rows): its instructions count under its function's name.
 
 from __future__ import annotations
 
-import ctypes
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .isa import decode
+from .layout import LINE
+from .memory.address_space import MemoryAccessError
+
 if TYPE_CHECKING:
+    from .cluster import Cluster
     from .explain import Explainer
     from .hart.core import Core
 
@@ -55,6 +59,18 @@ class FunctionCount:
 
 
 @dataclass
+class CacheCount:
+    """What the cache did at one source line (FILE None: no line of the user's)."""
+
+    file: str | None
+    line: int
+    pages_filled: int = 0
+    pages_first_written: int = 0
+    bytes_flushed: int = 0
+    findings: int = 0
+
+
+@dataclass
 class CoreCounts:
     """One core's profile."""
 
@@ -82,14 +98,18 @@ class Tables:
         self.node_index = np.zeros(NODES * 2, np.int64)
         self.stack_node = np.zeros(DEPTH, np.uint64)
         self.stack_return = np.zeros(DEPTH, np.uint64)
+        self.cache_keys = np.zeros(PCS, np.uint64)
+        self.cache_runs = np.zeros(PCS, np.uint64)
         self.functions = functions
         native = core.native.profile
         for name in ("block_keys", "block_runs", "block_kinds", "pc_keys", "pc_runs", "node_parent", "node_function",
-                     "node_self", "node_entered", "node_index", "stack_node", "stack_return", "functions"):
+                     "node_self", "node_entered", "node_index", "stack_node", "stack_return", "functions",
+                     "cache_keys", "cache_runs"):
             array = getattr(self, name)
             setattr(native, name, array.ctypes.data_as(type(getattr(native, name))))
         native.block_capacity, native.pc_capacity = BLOCKS * 2, PCS * 2
         native.node_capacity, native.stack_capacity = NODES, DEPTH
+        native.cache_capacity = PCS
         native.function_count = len(functions)
         native.on = 1
         self._native = native
@@ -97,13 +117,17 @@ class Tables:
     def counts(self, core: int, explainer: "Explainer", instructions: int) -> CoreCounts:
         """The core's counts, by source line, function and call stack."""
         native, image, base = self._native, explainer.image, explainer.image_base
-        symbols = sorted(image.symbols)
-        starts = np.array([start for start, _, _ in symbols], dtype=np.int64)
+        # each function's code: from its symbol to its end (an assembly label's, with no
+        # size, to the next symbol)
+        named = sorted((start, size, name) for start, size, name in image.symbols if image.in_code(start))
+        starts = np.array([start for start, _, _ in named], dtype=np.int64)
+        ends = [max(start + size, named[i + 1][0] if i + 1 < len(named) and not size else start + size)
+                for i, (start, size, _) in enumerate(named)]
 
         def function_of(pc: int) -> tuple[str, int]:
             at = int(np.searchsorted(starts, pc - base, side="right")) - 1
-            if at >= 0 and pc - base < symbols[at][0] + max(symbols[at][1], 1):
-                return symbols[at][2], base + symbols[at][0]
+            if at >= 0 and pc - base < max(ends[at], named[at][0] + 1):
+                return named[at][2], base + named[at][0]
             return f"{pc:#x}", pc
 
         runs: dict[int, int] = defaultdict(int)  # pc -> times it ran
@@ -156,7 +180,7 @@ class Tables:
             if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
                 function.inclusive += inclusive[n]
         return CoreCounts(core, instructions, sorted(lines.values(), key=lambda c: -c.instructions),
-                          sorted(functions.values(), key=lambda f: -f.inclusive), stacks, int(native.dropped))
+                          sorted(functions.values(), key=lambda f: (-f.own, -f.inclusive)), stacks, int(native.dropped))
 
 
 def function_starts(explainer: "Explainer") -> np.ndarray:
@@ -166,10 +190,66 @@ def function_starts(explainer: "Explainer") -> np.ndarray:
                             if explainer.image.in_code(start)}), dtype=np.uint64)
 
 
-def install(cores, explainer: "Explainer") -> list[Tables]:
-    """Profile CORES (before they run): their tables."""
-    starts = function_starts(explainer)
-    return [Tables(core, starts) for core in cores]
+def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
+    """The first load or store (STORE) from PC on in its block: the access the fill hook
+    saw at PC (the engine's pc there is its block's start, sim.hart.core.access_pc)."""
+    at = pc
+    for _ in range(64):
+        try:
+            bits = explainer.instruction(at)
+        except MemoryAccessError:
+            break
+        access = decode.memory_access(bits)
+        if access is not None and access[0] in (store, None):
+            return at
+        if decode.ends_block(bits):
+            break
+        at += 2 if bits & 3 != 3 else 4
+    return pc
 
 
-__all__ = ["CoreCounts", "FunctionCount", "LineCount", "Tables", "install", "ctypes"]
+class ThreadProfile:
+    """The profile of one cluster's thread: its cores' tables (sim/native/profile.c) and
+    the bytes each line's kmx_flush wrote back."""
+
+    def __init__(self, cores, explainer: "Explainer") -> None:
+        starts = function_starts(explainer)
+        self.tables = [Tables(core, starts) for core in cores]
+        self.flushed: dict[tuple, int] = defaultdict(int)  # (file, line) -> bytes written back
+        self.result: tuple[list[CoreCounts], list[CacheCount]] | None = None
+
+    def flush(self, core: "Core", lines: int) -> None:
+        """CORE's kmx_flush wrote LINES lines back."""
+        frame = core.users_frame(core.call_pc())
+        source = frame.source if frame is not None else None
+        self.flushed[(source.file, source.line) if source else (None, 0)] += lines * LINE
+
+    def finish(self, cluster: "Cluster") -> None:
+        """Count it all up (once the thread has ended, before its memory goes)."""
+        if self.result is not None:
+            return
+        explainer = cluster.explainer
+        cores = [t.counts(core.number, explainer, core.cycles) for t, core in zip(self.tables, cluster.cores)]
+        cache: dict[tuple, CacheCount] = {}
+
+        def at(key: tuple) -> CacheCount:
+            if key not in cache:
+                cache[key] = CacheCount(key[0], key[1])
+            return cache[key]
+
+        for table in self.tables:
+            used = table.cache_keys != 0
+            for key, times in zip(table.cache_keys[used].tolist(), table.cache_runs[used].tolist()):
+                pc, written = key >> 1, bool(key & 1)
+                source = explainer.source_line(_access_at(explainer, pc, written))
+                count = at((source.file, source.line) if source else (None, 0))
+                if written:
+                    count.pages_first_written += times
+                else:
+                    count.pages_filled += times
+        for key, size in self.flushed.items():
+            at(key).bytes_flushed += size
+        for finding in cluster.checker.findings:
+            at((finding.file, finding.line) if finding.file else (None, 0)).findings += 1
+        order = sorted(cache.values(), key=lambda c: (c.file is None, c.file or "", c.line))
+        self.result = (cores, order)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from komorebi._backend import CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
+from komorebi._backend import CacheStory, CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
 
 
 def result(*words: int, final: bool = False, code: int | None = None) -> Handed:
@@ -115,6 +115,12 @@ class FakeMachine:
 
     def cache_counts(self):
         return []
+
+    def profile(self):
+        return None  # (the fake machine counts nothing)
+
+    def story(self):
+        return CacheStory(tuple(self.pictures()), ())
 
     def pictures(self) -> list[RegionPicture]:
         out = []

@@ -20,6 +20,7 @@ SMALL = {
     "isa.py": ["--repeat", "1", "--mib", "1", "--passes", "20000"],
     "vector.py": ["--quick", "--repeat", "1"],
     "cache_modes.py": ["--quick", "--repeat", "1"],
+    "observing.py": ["--quick", "--repeat", "1"],
 }
 
 

@@ -185,6 +185,44 @@ def _closed(tmp_path, _):
     return raised(lambda: session.load(program(tmp_path)))
 
 
+def _gdb_port_taken(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        with km.Session(gdb=port) as session:
+            error = raised(lambda: session.load(program(tmp_path)))
+    assert f"127.0.0.1:{port}" in str(error)
+    return error
+
+
+def _gdb_kill(tmp_path, monkeypatch):
+    """A thread that never ends, killed from gdb (its protocol, by hand)."""
+    import io
+    import socket
+
+    from komorebi.sim.debug import remote
+
+    said = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", said)  # (where load says how to attach)
+    loaded: list = []
+    with km.Session(gdb=0) as session:
+        loading = threading.Thread(target=lambda: loaded.append(session.load(program(tmp_path, FOREVER))))
+        loading.start()
+        for _ in range(600):
+            found = re.search(r"target remote :(\d+)", said.getvalue())
+            if found:
+                break
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", int(found[1])), timeout=30) as sock:
+            sock.sendall(remote.frame("vKill;1"))
+            sock.recv(64)
+        loading.join(60)
+        return raised(lambda: loaded[0].thread_result(timeout=30.0))
+
+
 def _load(p_or_value):
     with km.Session() as session:
         return raised(lambda: session.load(p_or_value))
@@ -431,6 +469,15 @@ CASES = [
          lambda t, m: raised(lambda: km.Session(output_limit=1.5)), {"type": "float"}),
     Case("session-output-limit-negative", "output_limit must be >= 0",
          lambda t, m: raised(lambda: km.Session(output_limit=-3)), {"value": "-3"}),
+    Case("session-gdb-type", "gdb must be a port number (an int",
+         lambda t, m: raised(lambda: km.Session(gdb="1234")), {"type": "str"}),
+    Case("session-gdb-environment", "KMX_GDB must be a port number",
+         lambda t, m: (m.setenv("KMX_GDB", "soon"), raised(lambda: km.Session()))[1], {"value": "'soon'"}),
+    Case("session-gdb-port-taken", "gdb: cannot serve on", _gdb_port_taken),
+    Case("session-profile-type", "profile must be True or False",
+         lambda t, m: raised(lambda: km.Session(profile="yes")), {"type": "str"}),
+    Case("session-trace-folder", "trace: the folder",
+         lambda t, m: raised(lambda: km.Session(trace=t / "nowhere" / "run.json")), lambda t: {"folder": str(t / "nowhere")}),
     # session.load
     Case("load-closed", "the session is closed", _closed),
     Case("load-closed-while-loading", "was closed while the program loaded", _closed_while_loading),
@@ -499,6 +546,10 @@ CASES = [
     Case("cache-map-no-folder", "No such file or directory",
          lambda t, m: on_a_run(t, lambda run: run.cache_map(t / "nowhere" / "map.svg"), stop_first=True),
          lambda t: {"path": str(t / "nowhere" / "map.svg")}),
+    Case("profile-not-profiled", "needs a profiled run",
+         lambda t, m: on_a_run(t, lambda run: run.profile(), stop_first=True)),
+    Case("story-not-html", "path must end in .html",
+         lambda t, m: on_a_run(t, lambda run: run.cache_story(t / "story.svg"), stop_first=True), {"file name": "story.svg"}),
     # 2. build
     Case("compile-error", "error: {what the compiler says}",
          lambda t, m: _load(program(t, "    return 0\n")),
@@ -611,6 +662,7 @@ CASES = [
          {"bits": "0x0000"}),
     Case("fault-ebreak", "an ebreak",
          lambda t, m: fault(t, '    __asm__ volatile("ebreak");\n    return 0;\n'), {"bits": "0x9002"}),
+    Case("fault-gdb-kill", "gdb killed the thread", _gdb_kill),
     Case("fault-misaligned-atomic-32", "a misaligned atomic access",
          lambda t, m: fault(t, REGION + "    __atomic_fetch_add((uint32_t*)(r + 2), 1, __ATOMIC_RELAXED);\n    return 0;\n",
                             regions={"r": 64}),

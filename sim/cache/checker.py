@@ -104,6 +104,7 @@ class Checker:
         self.coherence = coherence
         self._explainer = explainer
         self._running = running
+        self.on_finding: Callable[[Finding], None] | None = None  # told of each new finding (sim.timeline)
         self._found: dict[tuple[int, str], Finding] = {}
         # (region ID, page, cached alias?): the core and source line of the page's first
         # touch through that alias, once the region was touched through the uncached one
@@ -392,13 +393,15 @@ class Checker:
     def _record(self, key, core: int, region: "Region", start: int, end: int, source,
                 message: Callable[[int, int], str]) -> None:
         self._explain[key] = message
-        self._found[key] = Finding(
+        found = self._found[key] = Finding(
             kind=key[1], cluster=self.number, core=core, region=region.name,
             region_id=region.id, start=start, end=end,
             file=source.file if source is not None else None,
             line=source.line if source is not None else None,
             message=message(start, end),
         )
+        if self.on_finding is not None:
+            self.on_finding(found)
 
     def _extend(self, key, start: int, end: int) -> None:
         found = self._found[key]

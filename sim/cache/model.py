@@ -391,6 +391,24 @@ class CachedRegion:
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
+    def peek(self, offset: int, size: int) -> bytes:
+        """SIZE bytes at OFFSET of the span as a core's load would see them, changing
+        nothing (a debugger's look, sim.debug.stub): a page not in the cache reads as the
+        fill would load it (sim/native/fill.c, access), DRAM's bytes or, strict mode's
+        stale page, STALE_BYTE."""
+        out = bytearray()
+        for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
+            start = page * PAGE
+            data = self.view[start : start + PAGE]
+            if not self._filled[page]:
+                if self._unpainted is not None and self._unpainted[page] and self.stale[page]:
+                    data = np.full(PAGE, STALE_BYTE, np.uint8)
+                if self.state.copy_all or self._copy_fill[page]:
+                    data = self.dram[start : start + PAGE]
+            out += data.tobytes()
+        first = offset - (offset // PAGE) * PAGE
+        return bytes(out[first : first + size])
+
     def access(self, page: int, write: bool, core=None) -> bool:
         """A core reads (or writes) page PAGE of the span (what sim/native/fill.c does at a TLB
         fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.hart.core.Core

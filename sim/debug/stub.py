@@ -20,9 +20,11 @@ instructions when gdb continues). What stops a core:
   after it; from a fault, the thread ends with the fault, as without gdb.
 
 Every step counts as on the card: cycles, turns and the cache see the same instructions
-with gdb attached as without (breakpoints do not change the code). gdb reads and writes
-memory as the core sees it, through the cache model: a line it reads is filled, as a
-debugger's read through the hart fills it on the card; a write makes the line dirty.
+with gdb attached as without (breakpoints do not change the code). gdb reads memory as the
+core would load it (a region's page not in the cache reads as its fill would: DRAM's
+bytes, or a strict-mode stale line's), but its reads change nothing: no line is filled,
+no finding is gdb's. Its writes go through the cache model as a store of the core's: the
+line is dirty, and an unflushed one is found as the thread's.
 The code reads as the compiler wrote it (not the loader's stand-ins: sim.isa.rewrite).
 """
 
@@ -72,9 +74,11 @@ class Watchpoint:
 
 @dataclass
 class Resume:
-    """What gdb asked for last: continue, or step one core (the others continue)."""
+    """What gdb asked for last: continue, or step one core; ONLY: the cores it resumed,
+    when not all (gdb steps one core over a breakpoint it took out so: the others wait)."""
 
     step: "Core | None" = None
+    only: frozenset[int] | None = None
 
 
 @dataclass
@@ -115,8 +119,10 @@ class GdbStub:
         self._resume = Resume()
         self._selected = 0  # the core gdb's g, p, m and M packets are about (Hg)
         self._stopped_at: dict[int, int] = {}  # core -> the pc it was reported stopped at
-        self._waiting = False  # gdb waits for a stop reply (it resumed the run)
+        self._waiting = False  # the run goes on for gdb (it resumed it): a Ctrl-C may stop it
+        self._told_running = False  # gdb waits for a stop reply
         self._pause = False  # Ctrl-C came
+        self._pause_lock = threading.Lock()
         self._parking = True  # every core runs to kmx_main first
         self._killed = False
         self._detached = False
@@ -182,39 +188,72 @@ class GdbStub:
             count = self._rest.pop(core.number)
         left = count
         while True:
+            if self._stopping.is_set():
+                raise DebuggerGone("the run was stopped")
             if not self.active:  # (detached: the rest of the turn runs as without gdb)
                 core.run(left)
                 return
             if self._pause:
                 self._report(core, f"T{SIGINT:02x}")
                 continue
-            stepping = self._resume.step is core
-            resuming = self._stopped_at.pop(core.number, None) == core.pc
-            before = core.cycles
-            if stepping or (resuming and core.pc in self.breakpoints | self._internal):
-                self._run_one(core)  # (past the breakpoint it stopped at)
-            else:
-                core.run(left)
-            why = core.debug_stop
-            hit = self._watched(core, why) if why is not None and why[0] == "watch" else None
-            ran = core.cycles - before
+            only = self._resume.only
+            if only is not None and core.number not in only:  # (this turn waits: gdb resumed another core)
+                self._out_of_turn(only)
+                continue
+            ran = self._advance(core, left)
             if count:
                 left = max(left - ran, 0)
-            if hit is not None:
-                self._report(core, hit)
-            elif why is not None and why[0] == "breakpoint":
-                if core.pc in self._internal and self._parking:
-                    self._park(core, left)
-                    return
-                self._report(core, f"T{SIGTRAP:02x}swbreak:;")
-            elif why is not None and why[0] == "pause":
-                self._leave_stub(core)
-                self._report(core, f"T{SIGINT:02x}")
-            elif stepping and (ran or core.state != READY):
-                self._leave_stub(core)
-                self._report(core, f"T{SIGTRAP:02x}")
+            if core.debug_stop is not None and core.debug_stop[0] == "parked":
+                return
             if (count and left == 0) or core.state != READY or core.stopped_by_call:
                 return
+
+    def _advance(self, core: "Core", left: int) -> int:
+        """Run CORE for at most LEFT instructions (0: no limit), or one when it is being
+        stepped, and report to gdb what stopped it. Returns the instructions it ran."""
+        stepping = self._resume.step is core
+        resuming = self._stopped_at.pop(core.number, None) == core.pc
+        before = core.cycles
+        if stepping or (resuming and core.pc in self.breakpoints | self._internal):
+            self._run_one(core)  # (past the breakpoint it stopped at)
+        else:
+            core.run(left)
+        why = core.debug_stop
+        hit = self._watched(core, why) if why is not None and why[0] == "watch" else None
+        ran = core.cycles - before
+        if hit is not None:
+            self._report(core, hit)
+        elif why is not None and why[0] == "breakpoint":
+            if core.pc in self._internal and self._parking:
+                self._park(core, left and max(left - ran, 0))
+                core.debug_stop = ("parked",)
+                return ran
+            self._report(core, f"T{SIGTRAP:02x}swbreak:;")
+        elif why is not None and why[0] == "pause":
+            self._leave_stub(core)
+            self._report(core, f"T{SIGINT:02x}")
+        elif stepping and (ran or core.state != READY):
+            self._leave_stub(core)
+            self._report(core, f"T{SIGTRAP:02x}")
+        return ran
+
+    def _out_of_turn(self, only: frozenset[int]) -> None:
+        """gdb resumed only the cores ONLY (to step one over a breakpoint it took out):
+        run them, out of the schedule's turn, until one stops for gdb. One that cannot run
+        (it waits in a kmx call for the others) keeps gdb waiting, until a Ctrl-C."""
+        while self._resume.only == only and not self._pause:
+            if self._stopping.is_set():
+                raise DebuggerGone("the run was stopped")
+            ready = [c for c in self.cluster.cores if c.number in only and c.state == READY]
+            if not ready:
+                time.sleep(POLL / 2)
+                self.cluster.runnable()  # (a core whose call completed is ready again)
+                continue
+            self.cluster.running = ready[0]
+            try:
+                self._advance(ready[0], 0)
+            finally:
+                self.cluster.running = None
 
     def _run_one(self, core: "Core", watches: bool = True) -> None:
         """Run one instruction of CORE with the breakpoints off (a step, or the step past
@@ -246,14 +285,16 @@ class GdbStub:
 
     def _watched(self, core: "Core", why: tuple) -> str | None:
         """CORE stopped before an access of a watched page: run the access (the watch off)
-        and say the stop reply if it touched a watchpoint's bytes, else None."""
+        and say the stop reply if it touched a watchpoint's bytes (or, a store, changed
+        them), else None."""
         _, pc, page_address, access = why
-        start, size = page_address, 1
+        start, size = page_address & ~(PAGE - 1), PAGE  # (what the access reaches, when the instruction does not say)
         try:
             bits = self.cluster.explainer.instruction(pc)
             if vector.is_memory(bits):
-                state = core.vector_state()
-                start, size = (state.refused_address, 8) if state.refused >= 0 else (page_address, PAGE)
+                span = vector.memory_span(bits, core.engine.x, core.vector_state().vl, registers.VLENB)
+                if span is not None:
+                    start, size = span
             else:
                 exact = decode.effective_address(bits, core.engine.x)
                 known = decode.memory_access(bits)
@@ -262,9 +303,12 @@ class GdbStub:
         except MemoryAccessError:
             pass
         write = access == engines.WRITE
+        before = [self._read_memory(w.address, w.length) for w in self.watchpoints]
         self._run_one(core, watches=False)
-        for w in self.watchpoints:
-            if start < w.address + w.length and w.address < start + size and w.kinds & (2 if write else 1):
+        for w, was in zip(self.watchpoints, before):
+            touched = start < w.address + w.length and w.address < start + size
+            changed = write and self._read_memory(w.address, w.length) != was
+            if (touched or changed) and w.kinds & (2 if write else 1):
                 return f"T{SIGTRAP:02x}{w.word}:{w.address:x};"
         return None
 
@@ -277,7 +321,6 @@ class GdbStub:
         if left:
             self._rest[core.number] = left
         self._parked.add(core.number)
-        self._stopped_at[core.number] = core.pc
         if all(c.parked or c.state == EXITED for c in self.cluster.cores):
             self._parking = False
             self._internal.clear()
@@ -316,19 +359,23 @@ class GdbStub:
             core.pc += 2 if self.cluster.memory.peek(fault.pc, 2)[0] & 3 != 3 else 4
             core.engine.write("pc", core.pc)
             return True
-        if self._waiting:
+        if self._told_running:
             self._connection.send(f"X{signal:02x}")
-            self._waiting = False
+            self._told_running = self._waiting = False
         return False
 
     def finished(self) -> None:
-        """The thread ended (every core returned, or it faulted): tell a waiting gdb, and
-        let go of it."""
+        """The thread ended (every core returned, or it faulted, or Python stopped the
+        run): tell a waiting gdb, and let go of it."""
         connection = self._connection
-        if connection is not None and self._waiting and not connection.closed:
-            codes = [c.code or 0 for c in self.cluster.cores]
-            code = next((c for c in codes if c != 0), 0)
-            connection.send("X09" if self.cluster.faulted else f"W{code & 0xFF:02x}")
+        if connection is not None and self._told_running and not connection.closed:
+            if self.cluster.all_exited:
+                codes = [c.code or 0 for c in self.cluster.cores]
+                connection.send(f"W{next((c for c in codes if c != 0), 0) & 0xFF:02x}")
+            else:
+                if not self.cluster.faulted:
+                    self._output("the run was stopped from Python (run.stop, or the session's close)\n")
+                connection.send(f"X{SIGKILL:02x}")
         self.close()
 
     def close(self) -> None:
@@ -342,21 +389,25 @@ class GdbStub:
     def _report(self, core: "Core", reply: str, first: bool = False) -> None:
         """CORE stopped for gdb (the others are still): say REPLY (a stop reply, without
         its thread) and serve gdb until it resumes the run."""
-        for c in self.cluster.cores:
-            c.pause_wanted = False
-        self._pause = False
+        with self._pause_lock:  # (no Ctrl-C's pause may come after this: _interrupted)
+            self._waiting = False
+            self._pause = False
+            for c in self.cluster.cores:
+                c.pause_wanted = False
         self._resume = Resume()
         self._selected = core.number
-        for c in self.cluster.cores:
-            if c.state == READY:
-                self._stopped_at[c.number] = c.pc
+        self._stopped_at = {core.number: core.pc}  # (only it goes past a breakpoint it is at without stopping)
         self._last_stop = f"{reply}thread:{core.number + 1:x};"
         if first:
             self._accept()
-        elif self._waiting:
-            self._connection.send(self._last_stop)
-        self._waiting = False
+        else:
+            self._send_stop()
         self._serve()
+
+    def _send_stop(self) -> None:
+        if self._told_running:
+            self._connection.send(self._last_stop)
+        self._told_running = False
 
     def _accept(self) -> None:
         self.options.say(self.attach_message())
@@ -375,16 +426,18 @@ class GdbStub:
 
     def _interrupted(self) -> None:
         """Ctrl-C in gdb (on the connection's reader thread): stop the running core, asked
-        again until the run stops (a stop that comes just before a run starts is lost)."""
-        if self._waiting:
+        again until the run stops (a stop that comes just before a run starts is lost). A
+        Ctrl-C that comes before the resume it follows is handled stops at once after it."""
+        with self._pause_lock:
             self._pause = True
-            for _ in range(200):
+        for _ in range(500):
+            with self._pause_lock:
+                if not self._pause or not self._waiting:
+                    return
                 running = self.cluster.running
                 if running is not None:
                     running.pause()
-                if not self._pause or not self._waiting:
-                    return
-                time.sleep(0.01)
+            time.sleep(0.01)
 
     def _serve(self) -> None:
         """Answer gdb's packets until it resumes the run (or detaches, or kills it)."""
@@ -403,11 +456,15 @@ class GdbStub:
             if self._killed:
                 raise DebuggerGone("gdb killed the thread")
             if resumed:
-                self._waiting = not self._detached
+                with self._pause_lock:
+                    self._waiting = self._told_running = not self._detached
+                    for c in self.cluster.cores:
+                        c.pause_wanted = False
                 return
 
     def _detach(self) -> None:
         self._detached = True
+        self._listener.close()  # (a later gdb is refused, not left waiting)
         self.breakpoints.clear()
         self.watchpoints.clear()
         self._push()
@@ -561,12 +618,28 @@ class GdbStub:
         return None
 
     def _vcont(self, actions: str) -> tuple[str | None, bool]:
-        step = None
+        """vCont;ACTION[:thread];...: the first action that names a core applies to it, one
+        without a thread to the rest (gdb's rule); a core no action names stays stopped."""
+        step, resumed, everyone = None, set(), False
         for action in actions.split(";"):
             verb, _, thread = action.partition(":")
+            if verb[:1] not in "cCsS":
+                return "E01", False
+            if not thread:
+                everyone = True
+                if verb[:1] in "sS":
+                    step = step or self._current()
+                continue
+            core = self._core(thread)
+            if core is None:
+                return "E01", False
+            if core.number in resumed:
+                continue
+            resumed.add(core.number)
             if verb[:1] in "sS":
-                step = self._core(thread) if thread else self._current()
-        self._resume = Resume(step=step)
+                step = core
+        only = None if everyone else frozenset(resumed)
+        self._resume = Resume(step=step, only=only)
         return None, True
 
     def _point(self, insert: bool, text: str) -> str:
@@ -611,8 +684,8 @@ class GdbStub:
                 break
             at = address + len(out)
             size = min(length - len(out), span.end - at)
-            try:
-                out += memory.read(at, size)
+            try:  # (a region's bytes as the core would load them, filling nothing: no finding is gdb's)
+                out += span.region.peek(at - span.base, size) if span.region is not None else memory.read(at, size)
             except MemoryAccessError:
                 break
         for at, original in self._originals.items():

@@ -335,8 +335,17 @@ class Core:
             return True
         if turn.budget_on:
             turn.remaining -= left
-        self._run_partial_block(left)
-        self.debug_stop = ("breakpoint", self.pc)
+        for _ in range(4):  # (the block hook may stop before the block again, to let the TLB grow)
+            self._run_partial_block(self.instructions_between(self.pc, at))
+            if self.pc == at or self.debug_stop is not None or self.state != READY:
+                break
+            if self.native.device.retranslate:  # (as _go_on does)
+                self.native.device.retranslate = 0
+                self.context.forget_translations()
+            self.native.tlb.grow = 0
+            self.flush_tlb()
+        if self.debug_stop is None:  # (else a watchpoint on the way stopped it first)
+            self.debug_stop = ("breakpoint", self.pc)
         return True
 
     def _watch_stop(self, pc: int) -> None:
@@ -383,6 +392,8 @@ class Core:
         if left == 0:
             return
         start, size = self.native.turn.block_address, self.native.turn.block_size
+        if start != self.pc:  # (the block hook stopped before it once more: a TLB's growth, sim.hart.core._go_on)
+            start, size = self.pc, size - (self.pc - start)
         code = self.context.memory.peek(start, size)
         offset = 0
         for _ in range(left):
@@ -393,6 +404,12 @@ class Core:
         self.engine.drop_translations(start, start + size)
         try:
             self.engine.run(start, start + offset)
+        except EngineError:
+            if not self.native.refused.watch:
+                raise
+            self.pc = self.engine.read("pc")  # (a debugger's watchpoint: the access was not done)
+            self._watch_stop(self.pc)
+            return
         finally:
             self.engine.drop_translations(start, start + size)
             self.native.tlb.grow_at = self._grow_at

@@ -46,3 +46,25 @@ def memory_name(insn: int) -> str:
     if mop == 2:
         return f"v{letter}s{segments}e{eew}.v"
     return f"v{letter}{'u' if mop == 1 else 'o'}x{segments}ei{eew}.v"
+
+
+def memory_span(insn: int, x, vl: int, vlenb: int) -> tuple[int, int] | None:
+    """[start, start + size) of the bytes the vector load or store INSN reaches with VL
+    elements (X(n): register n), or None when its elements go anywhere (indexed). (For a
+    debugger's watchpoint: a byte outside it is never touched.)"""
+    eew = _WIDTH[(insn >> 12) & 7] // 8
+    nf, mop, lumop = (insn >> 29) + 1, (insn >> 26) & 3, (insn >> 20) & 31
+    base = x((insn >> 15) & 31)
+    if mop == 0 and lumop == 8:  # whole registers
+        return base, nf * vlenb
+    if mop == 0 and lumop == 11:  # a mask: a bit an element
+        return base, -(-vl // 8)
+    if mop == 0:
+        return base, vl * eew * nf
+    if mop == 2:
+        stride = x((insn >> 20) & 31)
+        stride -= (1 << 64) if stride >> 63 else 0
+        last = base + (vl - 1) * stride if vl else base
+        low = min(base, last)
+        return low, max(base, last) - low + eew * nf
+    return None

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from ..explain import Explainer
     from ..hart.core import Core
     from ..memory.address_space import AddressSpace
+    from ..story import Story
+    from ..timeline import Timeline
 
 
 class Thread(Protocol):
@@ -36,6 +38,8 @@ class Thread(Protocol):
     explainer: "Explainer"
     words: list[int]
     result_words: "np.ndarray"
+    timeline: "Timeline | None"  # (km.Session(trace=PATH): each call goes on it)
+    story: "Story"  # (run.cache_story: the calls that change the cache are its steps)
 
     def core_exited(self, core: "Core", code: int) -> None: ...
     def invalidate(self, region_id: int, core: "Core") -> None: ...
@@ -69,6 +73,9 @@ class Call(IntEnum):
         return "kmx_" + self.name.lower()
 
 
+_ABOUT_A_REGION = (Call.REGION, Call.INVALIDATE, Call.FLUSH, Call.REGION_UNCACHED)
+
+
 def _signed32(value: int) -> int:
     value &= 0xFFFF_FFFF
     return value - (1 << 32) if value >> 31 else value
@@ -100,6 +107,8 @@ class TrapTable:
     def dispatch(self, core: "Core") -> None:
         number, a0, a1, a2 = core.call_arguments()
         handler = self._handlers.get(number)
+        if self.thread.timeline is not None:
+            self._trace(core, number, a0, a1, a2, handler is not None)
         if handler is None:
             self._system_call(core, number)
             return
@@ -111,6 +120,27 @@ class TrapTable:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
         if value is not None:
             core.set_return(value)
+        self.thread.story.call(core, Call(number).c_name, str(a0) if number in _ABOUT_A_REGION else "")
+
+    def _trace(self, core: "Core", number: int, a0: int, a1: int, a2: int, known: bool) -> None:
+        """The call on the thread's timeline (sim.timeline), with what it is about."""
+        frame = core.users_frame(core.call_pc())
+        source = frame.source if frame is not None else None
+        if not known:
+            self.thread.timeline.call(core, Linux.name(number), source, {}, category="linux")
+            return
+        call = Call(number)
+        regions = self.thread.regions
+        args: dict = {}
+        if call in _ABOUT_A_REGION:
+            args["region"] = regions[a0].name if a0 < len(regions) else f"ID {a0} (none)"
+        elif call == Call.RESULT:
+            args.update(index=a0, count=a2)
+        elif call == Call.WORD:
+            args["index"] = a0
+        elif call == Call.EXIT:
+            args["code"] = _signed32(a0)
+        self.thread.timeline.call(core, call.c_name, source, args)
 
     def _system_call(self, core: "Core", number: int) -> None:
         """An ecall that is no kmx call: one of the Linux system calls the C library makes

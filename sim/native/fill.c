@@ -23,6 +23,8 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
             __builtin_memset(r->view + start, STALE_BYTE, PAGE);
     }
     if (!r->filled[page]) {
+        if (core && uc && core->profile.on)
+            profile_cache(core, uc, 0);
         if (r->copy_all || r->copy_fill[page])
             copy_page(r->view + start, r->dram + start);
         r->filled[page] = 1;
@@ -31,6 +33,8 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
     }
     if (write) {
         if (!r->writable[page]) { /* the first write since the page was clean */
+            if (core && uc && core->profile.on)
+                profile_cache(core, uc, 1);
             /* Keep the clean bytes, unless the model knows them another way: DRAM's
              * (copy-on-write), or the bytes the page was loaded with (direct). */
             int keep = r->direct ? !r->as_loaded[page]
@@ -144,7 +148,7 @@ refuse:
 }
 
 /* What a debugger watches on PAGE (Debug): 1 reads, 2 writes, 0 nothing. */
-static int watched_by_debugger(const Debug *debug, uint64_t page) {
+int debugger_watches(const Debug *debug, uint64_t page) {
     int64_t low = 0, high = debug->count;
     while (low < high) {
         int64_t middle = (low + high) / 2;
@@ -161,7 +165,7 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
     int kinds = 0;
     if (core->debug.count) { /* a watched access is refused before it is done (sim/debug/) */
         uint64_t page = address & ~(uint64_t)(PAGE - 1);
-        kinds = page == core->debug.allowed ? 0 : watched_by_debugger(&core->debug, page);
+        kinds = debugger_watches(&core->debug, page);
         if ((type == UC_MEM_WRITE && kinds & 2) || (type != UC_MEM_WRITE && type != UC_MEM_FETCH && kinds & 1)) {
             core->refused.address = address;
             core->refused.access = type;

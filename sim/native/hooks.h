@@ -10,6 +10,7 @@
  *   isa.c     the interrupt hook: the X280's instructions the engine lacks (Zba, Zbb,
  *             Zfh) run in C, and the interpreter that goes on from them while code is hot
  *   softfloat.c  half precision exactly, and fmin/fmax as the F extension says
+ *   profile.c the profile: how often each block ran, and the call tree (when asked for)
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -227,8 +228,35 @@ typedef struct { /* a debugger's watchpoints (sim/debug/): their pages refuse th
     uint64_t *pages;      /* page addresses, sorted */
     uint8_t *kinds;       /* per page: 1 reads watched, 2 writes watched */
     int64_t count;        /* (0: none, and nothing is checked) */
-    uint64_t allowed;     /* a page let through for one instruction (the step over the access) */
 } Debug;
+
+typedef struct { /* the profile of the core's run (profile.c, sim/profile.py): Python's tables */
+    int64_t on;
+    uint64_t *block_keys;  /* a block's address ^ size << 48 (0: an empty slot) */
+    uint64_t *block_runs;  /* times it ran */
+    uint8_t *block_kinds;  /* what its last instruction does to the call stack */
+    int64_t block_capacity, blocks;
+    uint64_t *pc_keys;     /* instructions the interpreter ran (isa.c), by pc */
+    uint64_t *pc_runs;
+    int64_t pc_capacity, pcs;
+    uint64_t *node_parent; /* the call tree: node 0 the root, each node after its parent */
+    uint64_t *node_function;
+    uint64_t *node_self;   /* instructions run in the node itself */
+    uint64_t *node_entered;
+    int64_t *node_index;   /* (parent, function) -> node + 1, open-addressed (2 x capacity) */
+    int64_t node_capacity, nodes;
+    uint64_t *stack_node;  /* the shadow call stack */
+    uint64_t *stack_return;
+    int64_t stack_capacity, depth, lost;
+    const uint64_t *functions; /* every function's first instruction, sorted (tail calls) */
+    int64_t function_count;
+    int64_t last_kind;     /* what the last block's last instruction does to the stack */
+    uint64_t last_end;     /* and where that block ended */
+    uint64_t *cache_keys;  /* cache events (fill.c): pc << 1 | kind */
+    uint64_t *cache_runs;
+    int64_t cache_capacity, caches;
+    uint64_t dropped;      /* what a full table had no room for */
+} Profile;
 
 typedef struct {
     EngineCalls engine;
@@ -239,9 +267,16 @@ typedef struct {
     IsaState isa;
     Device device;
     Debug debug;
+    Profile profile;
 } Core;
 
+void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
+void profile_pc(Core *core, uint64_t pc);
+void profile_cache(Core *core, void *uc, int kind);
+int profile_is_function(const Core *core, uint64_t address);
+
 int at_breakpoint(const Turn *turn, uint64_t pc);
+int debugger_watches(const Debug *debug, uint64_t page); /* fill.c */
 
 Span *find_span(Core *core, uint64_t address);
 

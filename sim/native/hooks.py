@@ -239,7 +239,26 @@ class Device(ctypes.Structure):
 class Debug(ctypes.Structure):
     """A debugger's watchpoints (sim/debug/): pages whose watched accesses the fill hook refuses."""
 
-    _fields_ = [("pages", _u64), ("kinds", _u8), ("count", ctypes.c_int64), ("allowed", ctypes.c_uint64)]
+    _fields_ = [("pages", _u64), ("kinds", _u8), ("count", ctypes.c_int64)]
+
+
+class Profile(ctypes.Structure):
+    """The profile of a core's run (profile.c, sim/profile.py): its tables, Python's."""
+
+    _fields_ = [
+        ("on", ctypes.c_int64),
+        ("block_keys", _u64), ("block_runs", _u64), ("block_kinds", _u8),
+        ("block_capacity", ctypes.c_int64), ("blocks", ctypes.c_int64),
+        ("pc_keys", _u64), ("pc_runs", _u64), ("pc_capacity", ctypes.c_int64), ("pcs", ctypes.c_int64),
+        ("node_parent", _u64), ("node_function", _u64), ("node_self", _u64), ("node_entered", _u64),
+        ("node_index", ctypes.POINTER(ctypes.c_int64)), ("node_capacity", ctypes.c_int64), ("nodes", ctypes.c_int64),
+        ("stack_node", _u64), ("stack_return", _u64),
+        ("stack_capacity", ctypes.c_int64), ("depth", ctypes.c_int64), ("lost", ctypes.c_int64),
+        ("functions", _u64), ("function_count", ctypes.c_int64),
+        ("last_kind", ctypes.c_int64), ("last_end", ctypes.c_uint64),
+        ("cache_keys", _u64), ("cache_runs", _u64), ("cache_capacity", ctypes.c_int64), ("caches", ctypes.c_int64),
+        ("dropped", ctypes.c_uint64),
+    ]
 
 
 class CoreState(ctypes.Structure):
@@ -254,6 +273,7 @@ class CoreState(ctypes.Structure):
         ("isa", IsaState),
         ("device", Device),
         ("debug", Debug),
+        ("profile", Profile),
     ]
 
 

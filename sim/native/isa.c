@@ -235,6 +235,8 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     }
     if (core->tlb.grow)
         h->stop = 1;
+    if (core->debug.count && debugger_watches(&core->debug, page))
+        return host + (address - page); /* (not kept: each access of a watched page asks tlb_fill) */
     e->page = page + 1;
     e->host = host;
     e->generation = core->isa.page_generation;
@@ -916,22 +918,28 @@ static uint64_t interpret(Hart *h) {
     /* (a turn that ends on the jump into a stub ends after the stub, as in the engine:
      * the stub is the one instruction it stands for) */
     while ((ran < limit || h->pc - uncounted_start < uncounted_end - uncounted_start) && steps < EPISODE) {
+        if (__builtin_expect(turn->breakpoint_count != 0, 0) && at_breakpoint(turn, h->pc))
+            break; /* the engine goes on there, and its block hook stops before it */
         Decoded *d = fetch(h, h->pc);
         if (!d || d->op == OP_UNKNOWN)
             break;
+        if (__builtin_expect(core->profile.on != 0, 0) && (d->op == OP_JALR || (d->op == OP_JAL &&
+                (d->rd == 1 || d->rd == 5 || profile_is_function(core, h->pc + (uint64_t)d->imm)))))
+            break; /* the engine runs calls, returns and tail calls, so that profile.c follows them */
         uint64_t next;
         int done = run_one(h, d, &next, 1);
         h->x[0] = 0;
         if (__builtin_expect(done != RAN, 0))
             break; /* the engine runs it (and faults there, when the memory refused) */
-        ran += h->pc - uncounted_start >= uncounted_end - uncounted_start; /* (a stub's count as none) */
+        int counted = h->pc - uncounted_start >= uncounted_end - uncounted_start; /* (a stub's count as none) */
+        ran += counted;
+        if (__builtin_expect(core->profile.on != 0, 0) && counted)
+            profile_pc(core, h->pc);
         h->pc = next;
         steps++;
         cold = d->own ? 0 : cold + 1;
         if (__builtin_expect(cold >= STAY || h->stop, 0))
             break;
-        if (__builtin_expect(turn->breakpoint_count != 0, 0) && at_breakpoint(turn, h->pc))
-            break; /* the engine goes on there, and its block hook stops before it */
     }
     if (turn->counting)
         turn->cycles += ran;

@@ -80,4 +80,6 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
         turn->remaining -= count;
     }
     turn->cycles += count;
+    if (core->profile.on)
+        profile_block(core, address, size, count);
 }

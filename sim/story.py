@@ -1,0 +1,107 @@
+"""The story of a thread's cache, step by step (run.cache_story): after each kmx call that
+can change what the cache holds or says (an invalidate, a flush, a result, a submission, a
+barrier, a print, the return) and after each finding, what each region's lines are (the
+states of the cache map, sim.cache.model.line_states), kept as the lines that changed.
+
+Recorded for every run, within a budget: a step costs a pass over every line of every
+region, so the story stops (and says so) once it has looked at STORY_LINES lines in all,
+or kept STORY_STEPS steps. A lesson's regions take a few thousand lines a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .image.dwarf import SourceLine
+from .layout import LINE
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+    from .hart.core import Core
+
+STORY_LINES = 64 * 2**20  # lines looked at, all steps together
+STORY_STEPS = 5000
+STEPPING_CALLS = ("kmx_invalidate", "kmx_flush", "kmx_result", "kmx_submit", "kmx_barrier", "kmx_print", "kmx_exit")
+
+
+@dataclass
+class Step:
+    core: int  # -1: none (the thread's end)
+    what: str  # "kmx_flush(1)", "finding: unflushed-write", ...
+    file: str | None
+    line: int | None
+    changes: dict[int, np.ndarray] = field(default_factory=dict)  # region ID -> runs: rows of (first line, end, state)
+    detail: str = ""  # a finding's message
+
+
+def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
+    """The lines that differ between BEFORE and AFTER (states), as runs: rows of (first,
+    end, state), each run consecutive lines of one new state (a flush of a whole region is
+    one run); None when none differ. (No array of line numbers is made: a region of a
+    million lines costs a few of its size in bytes.)"""
+    key = np.where(before != after, after.astype(np.int8), np.int8(-1))  # (-1: unchanged)
+    edges = np.flatnonzero(np.diff(key)) + 1
+    starts = np.concatenate(([0], edges))
+    ends = np.concatenate((edges, [key.size]))
+    keep = key[starts] >= 0
+    if not keep.any():
+        return None
+    return np.stack([starts[keep], ends[keep], key[starts][keep].astype(np.int64)], axis=1)
+
+
+class Story:
+    """The steps of one cluster's thread."""
+
+    def __init__(self, cluster: "Cluster") -> None:
+        self._cluster = cluster
+        self.steps: list[Step] = []
+        # (a region's lines start untouched: zeros, which cost no memory until written)
+        self.start = [np.zeros(self._lines(region), np.uint8) for region in cluster.regions]
+        self._now = list(self.start)
+        self._looked = 0
+        self.stopped = ""  # why the story stopped early ("": it did not)
+
+    @staticmethod
+    def _lines(region) -> int:
+        return -(-(region.offset + region.size) // LINE) - region.offset // LINE
+
+    @staticmethod
+    def _states(region) -> np.ndarray:
+        first = region.offset // LINE
+        last = -(-(region.offset + region.size) // LINE)
+        return region.cache.line_states()[first:last]
+
+    def step(self, core: "Core | None", what: str, source, detail: str = "") -> None:
+        """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now."""
+        if self.stopped:
+            return
+        lines = sum(states.size for states in self._now)
+        if len(self.steps) >= STORY_STEPS or self._looked + lines > STORY_LINES:
+            self.stopped = (f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} "
+                            f"steps and looks at most {STORY_LINES:,} lines in all")
+            return
+        self._looked += lines
+        step = Step(core.number if core is not None else -1, what, source.file if source else None,
+                    source.line if source else None, detail=detail)
+        for n, region in enumerate(self._cluster.regions):
+            states = self._states(region)
+            runs = _runs(self._now[n], states)
+            if runs is not None:
+                step.changes[n] = runs
+                self._now[n] = states
+        self.steps.append(step)
+
+    def call(self, core: "Core", name: str, argument: str) -> None:
+        """After the kmx call NAME(ARGUMENT) of CORE, when it is one that steps."""
+        if name not in STEPPING_CALLS or self.stopped:
+            return
+        frame = core.users_frame(core.call_pc())
+        self.step(core, f"{name}({argument})", frame.source if frame is not None else None)
+
+    def finding(self, finding) -> None:
+        core = self._cluster.running
+        source = SourceLine(finding.file, finding.line) if finding.file else None
+        self.step(core, f"finding: {finding.kind}", source, finding.message)

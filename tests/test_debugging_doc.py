@@ -1,0 +1,102 @@
+"""docs/debugging.md's worked examples, run: the program as it is, under gdb-multiarch
+with the page's session, with the profile, the trace and the story. What the page shows
+is what they print (paths shortened to `...`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+from tests.test_gdb import GDB, needs_gdb
+
+HERE = ROOT / "tutorial" / "debugging"
+PAGE = (ROOT / "docs" / "debugging.md").read_text()
+
+
+def block_after(phrase: str) -> list[str]:
+    """The lines of the first code block after PHRASE on the page."""
+    rest = PAGE[PAGE.index(phrase):]
+    body = rest.split("```", 2)[1]
+    return [line for line in body.split("\n")[1:] if line.strip()]
+
+
+def shortened(text: str) -> str:
+    return re.sub(r"/\S*/(scale\.c)", r".../\1", text)
+
+
+def run_program(*args: str, env=None) -> str:
+    done = subprocess.run([sys.executable, str(HERE / "program.py"), *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "KMX_GDB": "", **(env or {})})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_program_as_it_is():
+    assert run_program().splitlines() == block_after("Run as it is")
+
+
+@needs_gdb
+def test_the_gdb_session():
+    process = subprocess.Popen([sys.executable, str(HERE / "program.py")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "KMX_GDB": "0"})
+    try:
+        for line in process.stderr:
+            found = re.search(r"target remote :(\d+)' (\S+)", line)
+            if found:
+                break
+        done = subprocess.run([GDB, "-q", "-nx", "-ex", f"target remote :{found[1]}", "-batch", "-x",
+                               str(HERE / "session.gdb"), found[2]], capture_output=True, text=True, timeout=120)
+        out, _ = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    said = shortened(done.stdout + done.stderr)
+    for line in block_after("In another, that line with"):
+        assert re.sub(r"\s+", " ", line).strip() in re.sub(r"[ \t]+", " ", said), (line, said)
+    assert out.splitlines() == block_after("Run as it is")
+
+
+def test_the_profile():
+    out = shortened(run_program("profile"))
+    for line in block_after("program.py profile` prints"):
+        if line != "...":
+            assert line in out.splitlines(), (line, out)
+    annotated = (HERE / "annotated.txt").read_text()
+    for line in block_after("`annotated.txt` shows the same"):
+        assert line in annotated.splitlines(), line
+    stacks = (HERE / "stacks.txt").read_text().splitlines()
+    assert "cluster 1 core 3;kmx__start;kmx__start_core;kmx_main;scale 2816" in stacks
+
+
+def test_the_trace():
+    run_program("trace")
+    events = json.loads((HERE / "trace.json").read_text())["traceEvents"]
+    shown = json.loads(shortened(" ".join(block_after("one\nof its events"))).replace(".../scale.c", "SCALE"))
+    flush = next(e for e in events if e.get("name") == "kmx_flush" and e["tid"] == 0)
+    flush["args"]["line"] = re.sub(r".*/scale\.c", "SCALE", flush["args"]["line"])
+    assert flush == shown
+    assert not [e for e in events if e.get("name") == "kmx_flush" and e["tid"] == 3]
+
+
+def test_the_story():
+    done = run_program("story")
+    assert done.strip().endswith("story.html")
+    script = (
+        "import runpy, sys, json\n"
+        f"sys.argv = [{str(HERE / 'program.py')!r}, 'story']\n"
+        f"g = runpy.run_path({str(HERE / 'program.py')!r})\n"
+        "story = g['run']._loaded.machine.story()\n"
+        "print(json.dumps([[s.core, s.what, s.line, len(s.changes)] for s in story.steps]))\n"
+    )
+    listed = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "KMX_GDB": ""})
+    steps = json.loads(listed.stdout.strip().splitlines()[-1])
+    assert len(steps) == 25 and "25 steps" in PAGE
+    assert [s[1] for s in steps[:4]] == ["kmx_barrier()"] * 4
+    assert steps[5][:3] == [0, "kmx_flush(1)", 21] and steps[5][3] == 2
+    assert steps[23][:3] == [-1, "finding: unflushed-write", 19]
+    assert steps[24][1] == "the thread ended: the library's hand-back"
+    assert [s[0] for s in steps if s[1] == "kmx_flush(1)"] == [0, 1, 2]

@@ -1,0 +1,95 @@
+"""The trace (km.Session(trace=PATH)): a Chrome trace event file of the run, in
+instruction time; loaded back and checked event by event."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.threads import THREADS
+
+
+def traced(tmp_path, path, word=0, **session):
+    program = km.Program("traced", kernels=tmp_path)
+    program.thread(cluster=2, sources=[THREADS / "traced.c"], regions={"data": np.arange(256, dtype=np.uint32)},
+                   words=[word], cores=4)
+    with km.Session(trace=path, quantum=200, **session) as s:
+        run = s.load(program)
+        submitted = run.thread_result(timeout=60)
+        final = run.thread_result(timeout=60)
+        run.stop()
+    return run, submitted, final
+
+
+def test_a_track_per_core_a_slice_per_turn_and_the_calls(tmp_path):
+    path = tmp_path / "run.json"
+    run, submitted, final = traced(tmp_path, path)
+    assert submitted.words[0] == sum(range(256))
+    document = json.loads(path.read_text())
+    events = document["traceEvents"]
+    names = {(e["tid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert names == {(n, f"core {n}") for n in range(4)}
+    assert {e["pid"] for e in events} == {2}
+    turns = [e for e in events if e["name"] == "turn"]
+    # the turns tile the clock: one core at a time, no gaps, each at most a quantum long
+    turns.sort(key=lambda e: e["ts"])
+    for one, two in zip(turns, turns[1:]):
+        assert one["ts"] + one["dur"] == two["ts"]
+    assert all(0 < e["dur"] <= 200 for e in turns if e["tid"] != 0 or e["ts"] > 0)
+    calls = [e for e in events if e.get("cat") == "kmx"]
+    by_core = {n: [e["name"] for e in calls if e["tid"] == n] for n in range(4)}
+    assert by_core[0] == ["kmx_barrier", "kmx_region", "kmx_invalidate", "kmx_barrier", "kmx_flush", "kmx_barrier", "kmx_word",
+                          "kmx_invalidate",
+                          "kmx_result", "kmx_submit", "kmx_barrier", "kmx_exit"]
+    assert by_core[3] == ["kmx_barrier", "kmx_region", "kmx_invalidate", "kmx_barrier", "kmx_flush", "kmx_barrier", "kmx_word",
+                          "kmx_barrier",
+                          "kmx_exit"]
+    flush = next(e for e in calls if e["name"] == "kmx_flush" and e["tid"] == 1)
+    assert flush["args"]["region"] == "data" and flush["args"]["bytes_written_back"] == 64
+    assert flush["args"]["line"].endswith("traced.c:15")
+    for e in calls:  # each instant lies in a turn of its core
+        assert any(t["tid"] == e["tid"] and t["ts"] <= e["ts"] <= t["ts"] + t["dur"] for t in turns), e
+    waits = [e for e in events if e.get("cat") == "wait"]
+    barrier_waits = [e for e in waits if e["name"] == "kmx_barrier (waiting)"]
+    assert len(barrier_waits) == 16  # (the C library's start meets at one too) and all(e["dur"] >= 0 for e in barrier_waits)
+    first = [e for e in barrier_waits if e["args"]["line"].endswith("traced.c:16")]
+    assert len(first) == 4
+    last_arrival = max(e["ts"] for e in first)
+    for e in first:  # nobody leaves the barrier before the last one came
+        assert e["ts"] + e["dur"] >= last_arrival
+    submit = [e for e in waits if e["name"] == "kmx_submit (waiting)"]
+    assert len(submit) == 1 and submit[0]["tid"] == 0
+    assert document["otherData"]["clock"].startswith("instructions")
+
+
+def test_two_runs_write_the_same_file_and_a_finding_is_on_it(tmp_path):
+    for name in ("one", "two"):
+        with pytest.warns(km.CoherenceWarning, match="still dirty in the cache when the thread ended"):
+            traced(tmp_path, tmp_path / f"{name}.json", word=1)
+    one, two = (tmp_path / "one.json").read_bytes(), (tmp_path / "two.json").read_bytes()
+    assert one == two
+    events = json.loads(one)["traceEvents"]
+    found = [e for e in events if e.get("cat") == "finding"]
+    assert [e["name"] for e in found] == ["finding: unflushed-write"] and found[0]["tid"] == 2
+    assert found[0]["args"]["line"].endswith("traced.c:18") and "kmx_flush(0)" in found[0]["args"]["message"]
+
+
+def test_a_session_numbers_its_runs_traces_and_checks_the_path(tmp_path):
+    with pytest.raises(TypeError, match="trace must be a file path"):
+        km.Session(trace=3)
+    with pytest.raises(ValueError, match="is a folder"):
+        km.Session(trace=tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        km.Session(trace=tmp_path / "nowhere" / "run.json")
+    program = km.Program("traced", kernels=tmp_path)
+    program.thread(cluster=2, sources=[THREADS / "traced.c"], regions={"data": np.arange(256, dtype=np.uint32)},
+                   words=[0], cores=4)
+    with km.Session(trace=tmp_path / "run.json") as s:
+        for _ in range(2):
+            run = s.load(program)
+            run.thread_result(timeout=60)
+            run.stop()
+    assert (tmp_path / "run.json").exists() and (tmp_path / "run-2.json").exists()
