@@ -42,3 +42,14 @@ def test_komorebi_imports_no_top_level_name_but_its_own(tmp_path):
 
 def test_the_package_is_typed():
     assert (ROOT / "komorebi" / "py.typed").exists()
+
+
+def test_the_wheel_lists_every_package_of_the_machine():
+    """pyproject.toml names each package of sim/ (a folder with an __init__.py): one it
+    left out would be missing from the wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"komorebi.sim" + ("." + ".".join(p.parent.relative_to(ROOT / "sim").parts) if p.parent != ROOT / "sim" else "")
+             for p in (ROOT / "sim").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
