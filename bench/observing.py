@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
-from bench.cache_modes import kernels  # noqa: E402
+from bench.cache_modes import interleaved, kernels  # noqa: E402
 from bench.vs_qemu import SIM_TIMED, TENSIX, TIMEOUT, sim_program  # noqa: E402
 
 TRACE = Path(tempfile.gettempdir()) / "komorebi-bench-trace.json"
@@ -63,22 +63,11 @@ def main() -> None:
     figures = {}
     print(f"{'kernel':8} {'off ms':>9} {'profile ms':>11} {'profile/off':>12} {'count ms':>9} {'trace ms':>9} {'trace/off':>10}")
     for kernel in kernels(args.quick):
-        program = sim_program(kernel, SIM_TIMED)
-        best = {name: float("inf") for name in SESSIONS}
-        after = {name: float("inf") for name in SESSIONS}
-        sums = set()
-        for _ in range(args.repeat):
-            for name, session in SESSIONS.items():
-                seconds, stop, checksum = timed(program, session)
-                best[name] = min(best[name], seconds)
-                after[name] = min(after[name], stop)
-                sums.add(checksum)
-        if len(sums) != 1:
-            raise SystemExit(f"{kernel.name}: the sessions disagree on the checksum: {sums}")
-        ms = {name: 1000 * t for name, t in best.items()}
+        best = interleaved(kernel.name, sim_program(kernel, SIM_TIMED), SESSIONS, args.repeat, timed)
+        ms = {name: 1000 * t for name, (t, _) in best.items()}
         figures[kernel.name] = {**{f"{n}_ms": round(v, 1) for n, v in ms.items()},
                                 "profile_ratio": round(ms["profile"] / ms["off"], 2),
-                                "count_ms": round(1000 * (after["profile"] - after["off"]), 1),
+                                "count_ms": round(1000 * (best["profile"][1] - best["off"][1]), 1),
                                 "trace_ratio": round(ms["trace"] / ms["off"], 2)}
         f = figures[kernel.name]
         print(f"{kernel.name:8} {ms['off']:9.1f} {ms['profile']:11.1f} {f['profile_ratio']:12.2f} {f['count_ms']:9.1f} "

@@ -207,7 +207,7 @@ function build() {
   DATA.steps.forEach(function (step, i) {
     const item = document.createElement("li");
     item.textContent = (step.core >= 0 ? "core " + step.core + ": " : "") + step.what +
-      (step.where ? " (line " + step.where.split(":").pop() + ")" : "");
+      (step.where ? " (" + step.where.split("/").pop() + ")" : "");
     if (step.what.startsWith("finding") || step.what === "fault") item.className = "finding";
     item.onclick = function () { show(i + 1); };
     list.appendChild(item);

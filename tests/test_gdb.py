@@ -391,3 +391,33 @@ int kmx_main(int core) {
     said, printed = debug(tmp_path, ["break 10", "watch flag", *["continue"] * 9], source=source, cores=1)
     assert "SIGSEGV" not in said and "exited normally" in said, said
     assert said.count("\nNew value = ") == 3, said
+
+
+STALE = """
+#include "kmx.h"
+int32_t *data;
+int kmx_main(int core) {
+    uint64_t bytes;
+    data = (int32_t *)kmx_region(0, &bytes);
+    kmx_print("before the invalidate\\n");
+    kmx_invalidate(0);
+    kmx_print("after it\\n");
+    data[1] = data[0] + 1;
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+@needs_gdb
+def test_memory_reads_as_the_core_sees_it_and_writes_are_the_cores_stores(tmp_path):
+    """Strict mode: before the invalidate a line of the region reads stale (what the core
+    would load), after it Python's bytes; gdb's store is dirty in the cache, and the
+    thread's flush takes it to DRAM, which Python reads."""
+    source = tmp_path / "stale.c"
+    source.write_text(STALE)
+    said, printed = debug(tmp_path, ["break 7", "break 9", "continue", "print/x data[0]", "continue", "print data[0]",
+                                     "set var data[2] = 77", "delete", "continue"],
+                          source=source, cores=1, session='coherence="strict"')
+    assert "$1 = 0xa5a5a5a5" in said and "$2 = 0" in said, said
+    assert "data [0, 1, 77, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]" in printed, printed

@@ -400,11 +400,10 @@ class CachedRegion:
         for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
             start = page * PAGE
             data = self.view[start : start + PAGE]
-            if not self._filled[page]:
-                if self._unpainted is not None and self._unpainted[page] and self.stale[page]:
-                    data = np.full(PAGE, STALE_BYTE, np.uint8)
-                if self.state.copy_all or self._copy_fill[page]:
-                    data = self.dram[start : start + PAGE]
+            if self._unpainted is not None and self._unpainted[page] and self.stale[page]:
+                data = np.full(PAGE, STALE_BYTE, np.uint8)  # (painted at the first touch)
+            if not self._filled[page] and (self.state.copy_all or self._copy_fill[page]):
+                data = self.dram[start : start + PAGE]
             out += data.tobytes()
         first = offset - (offset // PAGE) * PAGE
         return bytes(out[first : first + size])

@@ -149,15 +149,8 @@ refuse:
 
 /* What a debugger watches on PAGE (Debug): 1 reads, 2 writes, 0 nothing. */
 int debugger_watches(const Debug *debug, uint64_t page) {
-    int64_t low = 0, high = debug->count;
-    while (low < high) {
-        int64_t middle = (low + high) / 2;
-        if (debug->pages[middle] < page)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < debug->count && debug->pages[low] == page ? debug->kinds[low] : 0;
+    int64_t at = sorted_find(debug->pages, debug->count, page);
+    return at < 0 ? 0 : debug->kinds[at];
 }
 
 int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {

@@ -5,7 +5,7 @@
  *   fill.c    the engine's TLB-fill hook: the cache model's slow path, and the TLB's growth
  *   turns.c   the block hook: the cycle model, and turns of an exact length
  *   dirty.c   the dirty lines of a region, for a flush
- *   spans.c   which span an address is in
+ *   spans.c   which span an address is in (and a search of a sorted array)
  *   sizes.c   the structs' sizes, for hooks.py to check its mirrors against
  *   isa.c     the interrupt hook: the X280's instructions the engine lacks (Zba, Zbb,
  *             Zfh) run in C, and the interpreter that goes on from them while code is hot
@@ -279,6 +279,7 @@ int at_breakpoint(const Turn *turn, uint64_t pc);
 int debugger_watches(const Debug *debug, uint64_t page); /* fill.c */
 
 Span *find_span(Core *core, uint64_t address);
+int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spans.c: KEY's index in VALUES (sorted), or -1 */
 
 /* watch.c */
 int page_watched(const Region *r, uint64_t page);

@@ -55,15 +55,7 @@ static int block_kind(Core *core, uint64_t address, uint32_t size) {
 }
 
 static int is_function(const Profile *p, uint64_t address) {
-    int64_t low = 0, high = p->function_count;
-    while (low < high) {
-        int64_t middle = (low + high) / 2;
-        if (p->functions[middle] < address)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < p->function_count && p->functions[low] == address;
+    return sorted_find(p->functions, p->function_count, address) >= 0;
 }
 
 int profile_is_function(const Core *core, uint64_t address) { return is_function(&core->profile, address); }
