@@ -58,8 +58,8 @@ def story_data(story: CacheStory) -> dict:
                 now[n][first:end] = state
             shown, per = _cells(now[n], CELLS)
             differ = np.flatnonzero(shown != cells[n])
-            if differ.size:
-                changed[str(n)] = [[int(c), int(shown[c])] for c in differ]
+            if differ.size:  # [cell, its state after the step, before it]
+                changed[str(n)] = [[int(c), int(shown[c]), int(cells[n][c])] for c in differ]
             cells[n] = shown
         steps.append({
             "cluster": step.cluster, "core": step.core, "what": step.what,
@@ -70,7 +70,7 @@ def story_data(story: CacheStory) -> dict:
     legend = [{"state": int(s), "mark": mark, "colour": colour, "words": words, "mistake": s in MISTAKES}
               for s, (mark, colour, words) in STATES.items()]
     return {"regions": regions, "start": start, "steps": steps, "stopped": story.stopped, "legend": legend,
-            "columns": COLUMNS}
+            "columns": COLUMNS, "clusters": len({p.cluster for p in story.start})}
 
 
 def cache_story_html(story: CacheStory, title: str = "the cache, step by step") -> str:
@@ -141,20 +141,13 @@ const DATA = {{DATA}};
 let at = 0;  // 0: before the first step; n: after step n
 const grids = [];
 
-function cellsAfter(n) {  // each region's cells after step N, and the cells step N changed
-  const cells = DATA.start.map(function (c) { return c.slice(); });
-  let changed = DATA.regions.map(function () { return new Set(); });
-  for (let i = 0; i < n; i++) {
-    const step = DATA.steps[i];
-    if (i === n - 1) changed = DATA.regions.map(function () { return new Set(); });
-    for (const r in step.changed) {
-      for (const pair of step.changed[r]) {
-        cells[r][pair[0]] = pair[1];
-        if (i === n - 1) changed[r].add(pair[0]);
-      }
-    }
-  }
-  return [cells, changed];
+let cells = DATA.start.map(function (c) { return c.slice(); });  // after step `at`
+
+function move(n) {  // step by step from `at` to N: forwards sets each change, backwards undoes it
+  for (; at < n; at++)
+    for (const r in DATA.steps[at].changed) for (const c of DATA.steps[at].changed[r]) cells[r][c[0]] = c[1];
+  for (; at > n; at--)
+    for (const r in DATA.steps[at - 1].changed) for (const c of DATA.steps[at - 1].changed[r]) cells[r][c[0]] = c[2];
 }
 
 function build() {
@@ -206,7 +199,8 @@ function build() {
   const list = document.getElementById("steps");
   DATA.steps.forEach(function (step, i) {
     const item = document.createElement("li");
-    item.textContent = (step.core >= 0 ? "core " + step.core + ": " : "") + step.what +
+    item.textContent = (DATA.clusters > 1 ? "cluster " + step.cluster + ", " : "") +
+      (step.core >= 0 ? "core " + step.core + ": " : "") + step.what +
       (step.where ? " (" + step.where.split("/").pop() + ")" : "");
     if (step.what.startsWith("finding") || step.what === "fault") item.className = "finding";
     item.onclick = function () { show(i + 1); };
@@ -215,8 +209,9 @@ function build() {
 }
 
 function show(n) {
-  at = Math.max(0, Math.min(n, DATA.steps.length));
-  const result = cellsAfter(at), cells = result[0], changed = result[1];
+  move(Math.max(0, Math.min(n, DATA.steps.length)));
+  const changed = DATA.regions.map(function () { return new Set(); });
+  if (at > 0) for (const r in DATA.steps[at - 1].changed) for (const c of DATA.steps[at - 1].changed[r]) changed[r].add(c[0]);
   grids.forEach(function (grid, r) {
     grid.forEach(function (cell, c) {
       cell.className = "cell s" + cells[r][c] + (changed[r].has(c) ? " changed" : "");
@@ -227,11 +222,13 @@ function show(n) {
   const what = document.createElement("div");
   what.className = "what";
   if (at === 0) {
-    what.textContent = "before the first step: " + DATA.steps.length + " steps in all";
+    what.textContent = "before the first step: " + DATA.steps.length + " steps in all" + (DATA.clusters > 1 ?
+      " (each cluster's in its own order, one cluster after another: the clusters run at once)" : "");
     box.appendChild(what);
   } else {
     const step = DATA.steps[at - 1];
-    what.textContent = "step " + at + ": " + (step.core >= 0 ? "core " + step.core + " of cluster " + step.cluster + ": " : "") + step.what;
+    what.textContent = "step " + at + ": " + (step.core >= 0 ? "core " + step.core + " of " : "") +
+      "cluster " + step.cluster + ": " + step.what;
     box.appendChild(what);
     if (step.where) {
       const where = document.createElement("div");

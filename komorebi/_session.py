@@ -452,9 +452,16 @@ class Session:
             raise TypeError(f"program must be a km.Program, not {type(program).__name__}")
         if not program.threads:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
+        trace, number = self._next_trace()
         options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
-                          self.cache_seed, self.gdb, self.profile, self._next_trace())
-        machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
+                          self.cache_seed, self.gdb, self.profile, trace)
+        try:
+            machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
+        except BaseException:
+            with self._lock:  # (no run: its trace's number goes to the next)
+                if number and self._traces == number:
+                    self._traces -= 1
+            raise
         if machine.warnings:  # (a cache hit says again what the compiler said)
             warn_at_caller(CompileWarning(machine.warnings))
         loaded = _Loaded(machine)
@@ -469,15 +476,16 @@ class Session:
             wait()
         return run
 
-    def _next_trace(self) -> str | None:
-        """Where the next run's trace goes: TRACE, then TRACE-2, TRACE-3..."""
+    def _next_trace(self) -> tuple[str | None, int]:
+        """Where the next run's trace goes, TRACE, then TRACE-2, TRACE-3..., and its number
+        (0: no trace)."""
         if self.trace is None:
-            return None
+            return None, 0
         with self._lock:
             self._traces += 1
             n = self._traces
         path = self.trace if n == 1 else self.trace.with_name(f"{self.trace.stem}-{n}{self.trace.suffix}")
-        return str(path)
+        return str(path), n
 
     def close(self) -> None:
         """Stop every run still going. Idempotent. Every run is stopped even when one's

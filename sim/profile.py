@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .isa import decode
+from .isa import decode, vector
 from .layout import LINE
 from .memory.address_space import MemoryAccessError
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 BLOCKS = 1 << 16  # blocks a core can count (half of the table: it is open-addressed)
 PCS = 1 << 16  # instructions the interpreter (sim/native/isa.c) ran, by pc
 NODES = 1 << 14  # nodes of the call tree
-DEPTH = 1024  # calls deep the shadow stack follows (deeper ones count with their caller)
+DEPTH = 1 << 14  # calls deep the shadow stack follows (deeper ones count with their caller, and in `dropped`)
 
 
 @dataclass
@@ -113,6 +113,7 @@ class Tables:
         native.function_count = len(functions)
         native.on = 1
         self._native = native
+        self._core = core
 
     def counts(self, core: int, explainer: "Explainer", instructions: int) -> CoreCounts:
         """The core's counts, by source line, function and call stack."""
@@ -144,10 +145,20 @@ class Tables:
         used = self.pc_keys != 0
         for pc, times in zip(self.pc_keys[used].tolist(), self.pc_runs[used].tolist()):
             runs[pc] += times
+        own_taken: dict[int, int] = defaultdict(int)  # node -> instructions counted that never ran
+        for first, end, node in self._core.uncounted:  # (sim.hart.core.uncount_rest)
+            code = explainer.memory.peek(first, end - first)
+            offset = 0
+            while offset < len(code):
+                runs[first + offset] -= 1
+                own_taken[node] += 1
+                offset += 4 if code[offset] & 3 == 3 else 2
 
         lines: dict[tuple, LineCount] = {}
         functions: dict[str, FunctionCount] = {}
         for pc, times in runs.items():
+            if times <= 0:
+                continue
             name, entry = function_of(pc)
             source = explainer.source_line(pc)
             key = (source.file, source.line) if source else (None, 0, name)
@@ -164,6 +175,9 @@ class Tables:
         parent = self.node_parent[:nodes].tolist()
         names = [function_of(int(address))[0] for address in self.node_function[:nodes].tolist()]
         own = self.node_self[:nodes].tolist()
+        for node, taken in own_taken.items():
+            if node < nodes:
+                own[node] -= taken
         entered = self.node_entered[:nodes].tolist()
         inclusive = list(own)
         for n in range(nodes - 1, 0, -1):  # (a node comes after its parent)
@@ -199,6 +213,8 @@ def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
             bits = explainer.instruction(at)
         except MemoryAccessError:
             break
+        if vector.is_memory(bits) and (bits & 0x7F == 0x27) == store:
+            return at  # (a vector load or store)
         access = decode.memory_access(bits)
         if access is not None and access[0] in (store, None):
             return at

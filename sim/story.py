@@ -62,6 +62,7 @@ class Story:
         self.start = [np.zeros(self._lines(region), np.uint8) for region in cluster.regions]
         self._now = list(self.start)
         self._looked = 0
+        self._held: list | None = None  # findings made inside the kmx call that runs (called)
         self.stopped = ""  # why the story stopped early ("": it did not)
 
     @staticmethod
@@ -94,14 +95,23 @@ class Story:
                 self._now[n] = states
         self.steps.append(step)
 
-    def call(self, core: "Core", name: str, argument: str) -> None:
-        """After the kmx call NAME(ARGUMENT) of CORE, when it is one that steps."""
-        if name not in STEPPING_CALLS or self.stopped:
-            return
-        frame = core.users_frame(core.call_pc())
-        self.step(core, f"{name}({argument})", frame.source if frame is not None else None)
+    def calling(self) -> None:
+        """A kmx call begins: a finding it makes is a step after the call's own."""
+        self._held = []
+
+    def called(self, core: "Core", name: str, argument: str, source) -> None:
+        """CORE's kmx call NAME(ARGUMENT) at SOURCE ended (or faulted): its step, when it is
+        one that steps, then those of the findings it made."""
+        held, self._held = self._held, None
+        if name in STEPPING_CALLS:
+            self.step(core, f"{name}({argument})", source)
+        for finding in held or ():
+            self.finding(finding)
 
     def finding(self, finding) -> None:
+        if self._held is not None:  # (inside a call: after its step)
+            self._held.append(finding)
+            return
         core = self._cluster.running
         source = SourceLine(finding.file, finding.line) if finding.file else None
         self.step(core, f"finding: {finding.kind}", source, finding.message)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .hart.faults import CoreFault
 
 WAITS = ("kmx_barrier", "kmx_submit")  # the calls a slice follows, until the core's next turn
+TRACE_EVENTS = 1_000_000  # events a cluster keeps; after them, the trace says it stopped
 
 
 class Timeline:
@@ -34,10 +35,12 @@ class Timeline:
         self.cluster = cluster
         self.cores = cores
         self.clock = 0  # instructions the cluster's cores ran before the current turn
-        self.events: list[dict[str, Any]] = []
+        # (name, category, phase, ts, core, dur or None, args or None): compact, a run may make many
+        self.events: list[tuple] = []
+        self.stopped = 0  # the clock when the trace stopped keeping events (0: it did not)
         self._turn: tuple["Core", int, int] | None = None  # (core, clock at its start, its cycles then)
-        self._waiting: dict[int, dict[str, Any]] = {}  # core -> the slice of the call it waits in
-        self._last: dict[str, Any] | None = None  # the last call's event (its handler adds to it)
+        self._waiting: dict[int, tuple] = {}  # core -> the slice of the call it waits in, its duration to come
+        self._last: dict[str, Any] | None = None  # the last call's args (its handler adds to them)
 
     def now(self) -> int:
         """The cluster's clock: in a turn, its start and what the core has run since."""
@@ -46,14 +49,22 @@ class Timeline:
         core, start, cycles = self._turn
         return start + core.cycles - cycles
 
+    def _add(self, name: str, category: str, phase: str, ts: int, core: int, dur: int | None = None,
+             args: dict | None = None) -> None:
+        if len(self.events) >= TRACE_EVENTS:
+            if not self.stopped:
+                self.stopped = max(ts, 1)
+            return
+        self.events.append((name, category, phase, ts, core, dur, args))
+
     # -- turns -----------------------------------------------------------------------------------
 
     def turn_starts(self, core: "Core") -> None:
         self._turn = (core, self.clock, core.cycles)
         waited = self._waiting.pop(core.number, None)
         if waited is not None:
-            waited["dur"] = self.clock - waited["ts"]
-            self.events.append(waited)
+            name, ts, args = waited
+            self._add(name, "wait", "X", ts, core.number, self.clock - ts, args)
 
     def turn_ends(self, core: "Core") -> None:
         if self._turn is None:
@@ -62,7 +73,7 @@ class Timeline:
         ran = core.cycles - cycles
         self._turn = None
         if ran:
-            self.events.append(self._event("turn", "turn", core.number, start, dur=ran, ph="X"))
+            self._add("turn", "turn", "X", start, core.number, ran)
         self.clock = start + ran
 
     # -- what happened -----------------------------------------------------------------------------
@@ -71,61 +82,63 @@ class Timeline:
         """CORE made the call NAME at SOURCE (a SourceLine or None)."""
         if source is not None:
             args = {**args, "line": f"{source.file}:{source.line}"}
-        event = self._event(name, category, core.number, self.now(), args=args)
-        self.events.append(event)
-        self._last = event
+        now = self.now()
+        self._add(name, category, "i", now, core.number, None, args)
+        self._last = args
         if name in WAITS:  # a slice until the core's next turn
-            self._waiting[core.number] = self._event(f"{name} (waiting)", "wait", core.number, self.now(), ph="X",
-                                                     args=dict(args))
+            self._waiting[core.number] = (f"{name} (waiting)", now, dict(args))
 
     def note(self, **args: Any) -> None:
         """More about the last call (its handler's: the bytes a flush wrote back)."""
         if self._last is not None:
-            self._last["args"].update(args)
+            self._last.update(args)
 
     def finding(self, finding) -> None:
         """A finding of the checker, on the track of the core that ran when it was found."""
         core = self._turn[0].number if self._turn is not None else max(finding.core, 0)
-        self.events.append(self._event(f"finding: {finding.kind}", "finding", core, self.now(), args={"core": finding.core, "region": finding.region, "message": finding.message,
-                                                         "line": f"{finding.file}:{finding.line}" if finding.file else ""}))
+        self._add(f"finding: {finding.kind}", "finding", "i", self.now(), core, None,
+                  {"core": finding.core, "region": finding.region, "message": finding.message,
+                   "line": f"{finding.file}:{finding.line}" if finding.file else ""})
 
     def fault(self, fault: "CoreFault") -> None:
-        self.events.append(self._event("fault", "fault", fault.core, self.now(), args={"cause": fault.cause, "where": str(fault)}))
+        self._add("fault", "fault", "i", self.now(), fault.core, None, {"cause": fault.cause, "where": str(fault)})
 
     def ended(self, codes) -> None:
-        self.events.append(self._event("the thread ended", "end", 0, self.now(), args={"codes": list(codes)}))
+        self._add("the thread ended", "end", "i", self.now(), 0, None, {"codes": list(codes)})
 
-    def _event(self, name: str, category: str, core: int, ts: int, ph: str = "i", dur: int | None = None,
-               args: dict[str, Any] | None = None) -> dict[str, Any]:
-        event: dict[str, Any] = {"name": name, "cat": category, "ph": ph, "ts": ts, "pid": self.cluster, "tid": core,
-                                 "args": args or {}}
-        if ph == "i":
-            event["s"] = "t"  # (an instant on its thread's track)
-        if dur is not None:
-            event["dur"] = dur
-        return event
-
-    def chrome_events(self) -> list[dict[str, Any]]:
-        """The events as the trace file holds them, the tracks' names first."""
-        out: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": self.cluster, "tid": 0,
-                                      "args": {"name": f"cluster {self.cluster}"}}]
-        out += [{"name": "thread_name", "ph": "M", "pid": self.cluster, "tid": n, "args": {"name": f"core {n}"}}
-                for n in range(self.cores)]
-        for waited in self._waiting.values():  # (a wait the thread's end cut short)
-            waited["dur"] = self.clock - waited["ts"]
-            out.append(waited)
+    def chrome_events(self):
+        """The events as the trace file holds them (dicts, one at a time), the tracks' names first."""
+        yield {"name": "process_name", "ph": "M", "pid": self.cluster, "tid": 0, "args": {"name": f"cluster {self.cluster}"}}
+        for n in range(self.cores):
+            yield {"name": "thread_name", "ph": "M", "pid": self.cluster, "tid": n, "args": {"name": f"core {n}"}}
+        for core, (name, ts, args) in sorted(self._waiting.items()):  # (a wait the thread's end cut short)
+            self._add(name, "wait", "X", ts, core, self.clock - ts, args)
         self._waiting.clear()
-        return out + sorted(self.events, key=lambda e: (e["ts"], e["tid"]))  # (stable: the order they came in)
+        if self.stopped:
+            self.events.append(("the trace stopped here", "trace", "i", self.stopped, 0, None,
+                                {"why": f"it keeps at most {TRACE_EVENTS:,} events a cluster"}))
+        for name, category, phase, ts, core, dur, args in sorted(self.events, key=lambda e: (e[3], e[4])):
+            event = {"name": name, "cat": category, "ph": phase, "ts": ts, "pid": self.cluster, "tid": core,
+                     "args": args or {}}
+            if phase == "i":
+                event["s"] = "t"  # (an instant on its thread's track)
+            if dur is not None:
+                event["dur"] = dur
+            yield event
 
 
 def write(path, timelines: list[Timeline]) -> None:
-    """The Chrome trace event file of TIMELINES at PATH."""
-    events = [event for timeline in timelines for event in timeline.chrome_events()]
-    document = {
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "otherData": {"clock": "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)",
-                      "simulator": "komorebi-sim"},
-    }
+    """The Chrome trace event file of TIMELINES at PATH, written an event at a time."""
+    other = {"clock": "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)",
+             "simulator": "komorebi-sim"}
+    stopped = [f"cluster {t.cluster} from {t.stopped:,}" for t in timelines if t.stopped]
+    if stopped:
+        other["stopped"] = f"the trace keeps at most {TRACE_EVENTS:,} events a cluster: it stopped for " + ", ".join(stopped)
     with open(path, "w") as out:
-        json.dump(document, out, indent=0)
+        out.write('{"traceEvents": [\n')
+        first = True
+        for timeline in timelines:
+            for event in timeline.chrome_events():
+                out.write(("" if first else ",\n") + json.dumps(event, separators=(",", ":")))
+                first = False
+        out.write('\n], "otherData": ' + json.dumps(other) + "}\n")

@@ -7,14 +7,25 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import ROOT
 from tests.test_gdb import GDB, needs_gdb
 
-HERE = ROOT / "tutorial" / "debugging"
+LESSON = ROOT / "tutorial" / "debugging"
 PAGE = (ROOT / "docs" / "debugging.md").read_text()
+
+
+@pytest.fixture
+def here(tmp_path):
+    """A copy of tutorial/debugging (what it writes goes there, not into the checkout)."""
+    folder = tmp_path / "debugging"
+    shutil.copytree(LESSON, folder, ignore=shutil.ignore_patterns("kernels", "*.json", "*.html", "*.txt"))
+    return folder
 
 
 def block_after(phrase: str) -> list[str]:
@@ -28,20 +39,20 @@ def shortened(text: str) -> str:
     return re.sub(r"/\S*/(scale\.c)", r".../\1", text)
 
 
-def run_program(*args: str, env=None) -> str:
-    done = subprocess.run([sys.executable, str(HERE / "program.py"), *args], capture_output=True, text=True,
+def run_program(here, *args: str, env=None) -> str:
+    done = subprocess.run([sys.executable, str(here / "program.py"), *args], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "KMX_GDB": "", **(env or {})})
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
-def test_the_program_as_it_is():
-    assert run_program().splitlines() == block_after("Run as it is")
+def test_the_program_as_it_is(here):
+    assert run_program(here).splitlines() == block_after("Run as it is")
 
 
 @needs_gdb
-def test_the_gdb_session():
-    process = subprocess.Popen([sys.executable, str(HERE / "program.py")], stdout=subprocess.PIPE,
+def test_the_gdb_session(here):
+    process = subprocess.Popen([sys.executable, str(here / "program.py")], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "KMX_GDB": "0"})
     try:
         for line in process.stderr:
@@ -49,7 +60,7 @@ def test_the_gdb_session():
             if found:
                 break
         done = subprocess.run([GDB, "-q", "-nx", "-ex", f"target remote :{found[1]}", "-batch", "-x",
-                               str(HERE / "session.gdb"), found[2]], capture_output=True, text=True, timeout=120)
+                               str(here / "session.gdb"), found[2]], capture_output=True, text=True, timeout=120)
         out, _ = process.communicate(timeout=120)
     finally:
         process.kill()
@@ -59,21 +70,21 @@ def test_the_gdb_session():
     assert out.splitlines() == block_after("Run as it is")
 
 
-def test_the_profile():
-    out = shortened(run_program("profile"))
+def test_the_profile(here):
+    out = shortened(run_program(here, "profile"))
     for line in block_after("program.py profile` prints"):
         if line != "...":
             assert line in out.splitlines(), (line, out)
-    annotated = (HERE / "annotated.txt").read_text()
+    annotated = (here / "annotated.txt").read_text()
     for line in block_after("`annotated.txt` shows the same"):
         assert line in annotated.splitlines(), line
-    stacks = (HERE / "stacks.txt").read_text().splitlines()
+    stacks = (here / "stacks.txt").read_text().splitlines()
     assert "cluster 1 core 3;kmx__start;kmx__start_core;kmx_main;scale 2816" in stacks
 
 
-def test_the_trace():
-    run_program("trace")
-    events = json.loads((HERE / "trace.json").read_text())["traceEvents"]
+def test_the_trace(here):
+    run_program(here, "trace")
+    events = json.loads((here / "trace.json").read_text())["traceEvents"]
     shown = json.loads(shortened(" ".join(block_after("one\nof its events"))).replace(".../scale.c", "SCALE"))
     flush = next(e for e in events if e.get("name") == "kmx_flush" and e["tid"] == 0)
     flush["args"]["line"] = re.sub(r".*/scale\.c", "SCALE", flush["args"]["line"])
@@ -81,13 +92,13 @@ def test_the_trace():
     assert not [e for e in events if e.get("name") == "kmx_flush" and e["tid"] == 3]
 
 
-def test_the_story():
-    done = run_program("story")
+def test_the_story(here):
+    done = run_program(here, "story")
     assert done.strip().endswith("story.html")
     script = (
         "import runpy, sys, json\n"
-        f"sys.argv = [{str(HERE / 'program.py')!r}, 'story']\n"
-        f"g = runpy.run_path({str(HERE / 'program.py')!r})\n"
+        f"sys.argv = [{str(here / 'program.py')!r}, 'story']\n"
+        f"g = runpy.run_path({str(here / 'program.py')!r})\n"
         "story = g['run']._loaded.machine.story()\n"
         "print(json.dumps([[s.core, s.what, s.line, len(s.changes)] for s in story.steps]))\n"
     )

@@ -49,13 +49,16 @@ with km.Session({session}) as session:
         print("timed out")
     run.stop()
     print("data", run.thread.read("data").view(np.int32).tolist())
+    {after}
 """
 
 
-def start(tmp_path: Path, source: Path, word: int = 0, cores: int = 4, session: str = "", env=None, timeout=120):
-    """The program run unchanged, with KMX_GDB=0: (the process, the port, the ELF)."""
+def start(tmp_path: Path, source: Path, word: int = 0, cores: int = 4, session: str = "", env=None, timeout=120,
+          after: str = ""):
+    """The program run unchanged, with KMX_GDB=0: (the process, the port, the ELF); AFTER:
+    a line of Python it runs once the run has stopped."""
     script = tmp_path / "program.py"
-    script.write_text(PROGRAM.format(cores=cores, session=session, timeout=timeout))
+    script.write_text(PROGRAM.format(cores=cores, session=session, timeout=timeout, after=after))
     process = subprocess.Popen(
         [sys.executable, str(script), str(tmp_path / "kernels"), str(source), str(word)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -342,8 +345,11 @@ def test_vector_code_stops_at_every_breakpoint_and_its_watched_accesses(tmp_path
         assert "exited normally" in said, said
         hits.append(said.count("Breakpoint 1, "))
     assert hits[0] == hits[1] > 1, hits
-    said, _ = debug(tmp_path, ["watch g.v[2]", *["continue"] * 21], source=source, cores=1)
+    said, printed = debug(tmp_path, ["watch g.v[2]", *["continue"] * 21], source=source, cores=1, session="profile=True",
+                          after='c = run.profile().core(0); print("counted", sum(x.instructions for x in c.lines), c.instructions)')
     assert said.count("\nNew value = ") == 20, said
+    counted = re.search(r"counted (\d+) (\d+)", printed)  # (a watchpoint's stop counts no instruction twice)
+    assert counted and counted[1] == counted[2], printed
     said, _ = debug(tmp_path, ["rwatch g.watched", *["continue"] * 21], source=source, cores=1)
     assert said.count("\nValue = ") == 20, said
 

@@ -130,3 +130,71 @@ def test_a_profile_needs_a_profiled_and_stopped_run(tmp_path):
         run.stop()
         with pytest.raises(RuntimeError, match="km.Session\\(profile=True\\)"):
             run.profile()
+
+
+def run_text(tmp_path, text, cores=1, **session):
+    source = tmp_path / "thread.c"
+    source.write_text(text)
+    (tmp_path / "kernels").mkdir(exist_ok=True)
+    program = km.Program("profiled", kernels=tmp_path / "kernels")
+    program.thread(cluster=1, sources=[source], cores=cores)
+    with km.Session(profile=True, **session) as s:
+        run = s.load(program)
+        try:
+            run.thread_result(timeout=60)
+        except km.ThreadFault:
+            pass
+        run.stop()
+    return run.profile(), source
+
+
+LONGJMP = """#include <setjmp.h>
+#include "kmx.h"
+static jmp_buf back;
+int __attribute__((noinline)) thrower(int depth) {
+    if (depth == 0)
+        longjmp(back, 1);
+    return thrower(depth - 1) + 1;
+}
+int __attribute__((noinline)) work(int n) {
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += i * 3;
+    return s;
+}
+int kmx_main(int core) {
+    if (!setjmp(back))
+        thrower(5);
+    uint32_t s = (uint32_t)work(100);
+    kmx_result(0, &s, 1);
+    return 0;
+}
+"""
+
+
+def test_after_a_longjmp_the_caller_goes_on_in_its_own_frame(tmp_path):
+    profile, _ = run_text(tmp_path, LONGJMP)
+    stacks = dict(profile.core(0).stacks)
+    works = [s for s in stacks if s[-1] == "work"]
+    assert works == [("kmx__start", "kmx__start_core", "kmx_main", "work")], works
+    assert max(len(s) for s in stacks if "thrower" in s) <= 4 + 6 + 2  # (thrower 6 deep, then longjmp)
+    functions = {f.name: f for f in profile.core(0).functions}
+    assert functions["thrower"].calls == 6 and functions["longjmp"].inclusive < 60
+
+
+FAULT = """#include "kmx.h"
+int kmx_main(int core) {
+    if (core == 1)
+        *(volatile int *)16 = core;
+    kmx_barrier();
+    return 0;
+}
+"""
+
+
+def test_a_fault_counts_no_instruction_after_it(tmp_path):
+    profile, source = run_text(tmp_path, FAULT, cores=2)
+    core = profile.core(1)
+    lines = {(c.file, c.line): c.instructions for c in core.lines}
+    assert (str(source), 4) in lines and (str(source), 5) not in lines
+    assert sum(c.instructions for c in core.lines) == core.instructions == sum(n for _, n in core.stacks)

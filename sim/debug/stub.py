@@ -198,7 +198,7 @@ class GdbStub:
                 continue
             only = self._resume.only
             if only is not None and core.number not in only:  # (this turn waits: gdb resumed another core)
-                self._out_of_turn(only)
+                self._out_of_turn(only, core)
                 continue
             ran = self._advance(core, left)
             if count:
@@ -237,7 +237,7 @@ class GdbStub:
             self._report(core, f"T{SIGTRAP:02x}")
         return ran
 
-    def _out_of_turn(self, only: frozenset[int]) -> None:
+    def _out_of_turn(self, only: frozenset[int], waiting: "Core") -> None:
         """gdb resumed only the cores ONLY (to step one over a breakpoint it took out):
         run them, out of the schedule's turn, until one stops for gdb. One that cannot run
         (it waits in a kmx call for the others) keeps gdb waiting, until a Ctrl-C."""
@@ -249,11 +249,18 @@ class GdbStub:
                 time.sleep(POLL / 2)
                 self.cluster.runnable()  # (a core whose call completed is ready again)
                 continue
+            timeline = self.cluster.timeline  # (the core runs a turn of its own on the timeline)
+            if timeline is not None:
+                timeline.turn_ends(waiting)
+                timeline.turn_starts(ready[0])
             self.cluster.running = ready[0]
             try:
                 self._advance(ready[0], 0)
             finally:
-                self.cluster.running = None
+                self.cluster.running = waiting
+                if timeline is not None:
+                    timeline.turn_ends(ready[0])
+                    timeline.turn_starts(waiting)
 
     def _run_one(self, core: "Core", watches: bool = True) -> None:
         """Run one instruction of CORE with the breakpoints off (a step, or the step past

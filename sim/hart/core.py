@@ -168,6 +168,7 @@ class Core:
         # Why the last run ended early for a debugger (sim/debug/): ("breakpoint", pc),
         # ("watch", pc, address, access: engine.READ or WRITE), ("pause", pc); else None.
         self.debug_stop: tuple | None = None
+        self.uncounted: list[tuple[int, int, int]] = []  # blocks' rests not run: (from, end, profile node)
         self._peeked = threading.Event()
         self._peek: tuple[int, int] | None = None
         self._explain = context.explainer
@@ -350,18 +351,34 @@ class Core:
 
     def _watch_stop(self, pc: int) -> None:
         """The memory refused the access of the instruction at PC for a debugger's
-        watchpoint (sim/native/fill.c): the core stops before it, and the rest of its
-        block, which the block hook counted as it began, is not counted."""
+        watchpoint (sim/native/fill.c): the core stops before it."""
         refused = self.native.refused
         self.debug_stop = ("watch", pc, refused.address, refused.access)
         refused.watch = refused.access = 0
+        self.uncount_rest(pc, including=True)
+
+    def uncount_rest(self, pc: int, including: bool) -> None:
+        """The block the core stopped in did not run from PC on (INCLUDING: nor PC's own
+        instruction; a watchpoint's stop before it, or a fault at it): what the block hook
+        counted of it as the block began is taken back, from the cycles, the turn and the
+        profile (sim.profile reads `uncounted`)."""
         turn = self.native.turn
         start, end = turn.current_address, turn.current_address + turn.current_size
-        if turn.counting and start <= pc < end:
-            rest = self.instructions_between(pc, end)
-            turn.cycles -= rest
-            if turn.budget_on:
-                turn.remaining += rest
+        if not (turn.counting and start <= pc < end):
+            return
+        try:
+            first = pc if including else pc + decode.length(int.from_bytes(self.context.memory.peek(pc, 2), "little"))
+        except MemoryAccessError:
+            return
+        rest = self.instructions_between(first, end) if first < end else 0
+        if not rest:
+            return
+        turn.cycles -= rest
+        if turn.budget_on:
+            turn.remaining += rest
+        profile = self.native.profile
+        if profile.on:
+            self.uncounted.append((first, end, profile.stack_node[profile.depth - 1] if profile.depth else 0))
 
     def instructions_between(self, start: int, end: int) -> int:
         """The instructions from START up to END (of one block), as the block hook counts

@@ -17,6 +17,7 @@ from ..layout import RESULT_WORDS, UNCACHED_OFFSET, count_bytes
 from ..memory.address_space import MemoryAccessError
 from .linux import Linux, SystemCallFault
 from .printf import FormatError, format_print
+from ..story import STEPPING_CALLS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,6 +75,7 @@ class Call(IntEnum):
 
 
 _ABOUT_A_REGION = (Call.REGION, Call.INVALIDATE, Call.FLUSH, Call.REGION_UNCACHED)
+_UNKNOWN = object()
 
 
 def _signed32(value: int) -> int:
@@ -103,6 +105,7 @@ class TrapTable:
             Call.REGION_UNCACHED: self.region_uncached,
         }
         self.linux = Linux(thread)
+        self._sources: dict[tuple[int, int], object] = {}  # (call pc, ra) -> its source line (call_source)
 
     def dispatch(self, core: "Core") -> None:
         number, a0, a1, a2 = core.call_arguments()
@@ -112,20 +115,34 @@ class TrapTable:
         if handler is None:
             self._system_call(core, number)
             return
+        story = self.thread.story
+        story.calling()
         try:
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
             raise self._bad_pointer(core, Call(number).c_name, error) from None
         except (CallError, FormatError) as error:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
+        finally:
+            name = Call(number).c_name
+            story.called(core, name, str(a0) if number in _ABOUT_A_REGION else "",
+                         self.call_source(core) if name in STEPPING_CALLS else None)
         if value is not None:
             core.set_return(value)
-        self.thread.story.call(core, Call(number).c_name, str(a0) if number in _ABOUT_A_REGION else "")
+
+    def call_source(self, core: "Core"):
+        """The user's source line of CORE's call (the first frame outside the runtime), kept
+        by the call's pc and return address: a frame walk a call site."""
+        key = (core.call_pc(), core.engine.read("ra"))
+        source = self._sources.get(key, _UNKNOWN)
+        if source is _UNKNOWN:
+            frame = core.users_frame(key[0])
+            source = self._sources[key] = frame.source if frame is not None else None
+        return source
 
     def _trace(self, core: "Core", number: int, a0: int, a1: int, a2: int, known: bool) -> None:
         """The call on the thread's timeline (sim.timeline), with what it is about."""
-        frame = core.users_frame(core.call_pc())
-        source = frame.source if frame is not None else None
+        source = self.call_source(core)
         if not known:
             self.thread.timeline.call(core, Linux.name(number), source, {}, category="linux")
             return

@@ -280,6 +280,7 @@ int debugger_watches(const Debug *debug, uint64_t page); /* fill.c */
 
 Span *find_span(Core *core, uint64_t address);
 int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spans.c: KEY's index in VALUES (sorted), or -1 */
+int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* the last at most KEY, or -1 */
 
 /* watch.c */
 int page_watched(const Region *r, uint64_t page);

@@ -90,6 +90,23 @@ static uint64_t node_for(Profile *p, uint64_t parent, uint64_t function) {
 
 static uint64_t top(const Profile *p) { return p->depth ? p->stack_node[p->depth - 1] : 0; }
 
+/* A return to ADDRESS that no frame's return address is (longjmp goes back to where
+ * setjmp returned, a frame popped long ago): the stack unwinds to the innermost frame of
+ * the function that holds ADDRESS, if one is on it. */
+static void unwind_to(Profile *p, uint64_t address) {
+    int64_t at = sorted_floor(p->functions, p->function_count, address);
+    if (at < 0)
+        return;
+    uint64_t function = p->functions[at];
+    for (int64_t d = p->depth - 1; d >= 0; d--)
+        if (p->node_function[p->stack_node[d]] == function) {
+            p->depth = d + 1;
+            return;
+        }
+    if (p->node_function[0] == function) /* (the root's own function) */
+        p->depth = 0;
+}
+
 /* The block at ADDRESS was entered after one whose last instruction was of KIND, ending
  * at END: the call stack follows. */
 static void follow(Profile *p, uint64_t address) {
@@ -102,7 +119,8 @@ static void follow(Profile *p, uint64_t address) {
             p->depth++;
             p->node_entered[node]++;
         } else {
-            p->lost++;
+            p->lost++; /* (deeper than the shadow stack: its instructions count with its caller) */
+            p->dropped++;
         }
         break;
     case RETURN:
@@ -110,11 +128,12 @@ static void follow(Profile *p, uint64_t address) {
             p->lost--;
             break;
         }
-        for (int64_t d = p->depth - 1; d >= 0; d--) /* (a longjmp returns past several) */
+        for (int64_t d = p->depth - 1; d >= 0; d--) /* (an exception's unwinding returns past several) */
             if (p->stack_return[d] == address) {
                 p->depth = d;
-                break;
+                return;
             }
+        unwind_to(p, address); /* a return to a frame no call is known to lead to: longjmp's */
         break;
     case JUMP: /* a tail call: the callee takes the caller's place */
         if (p->depth && p->node_function[top(p)] != address && is_function(p, address)) {

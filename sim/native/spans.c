@@ -16,14 +16,20 @@ Span *find_span(Core *core, uint64_t address) {
     return 0;
 }
 
-int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key) {
-    int64_t low = 0, high = count;
+/* The index of the last of VALUES (sorted) at most KEY, or -1. */
+int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key) {
+    int64_t low = 0, high = count; /* the first above KEY is in [low, high] */
     while (low < high) {
         int64_t middle = (low + high) / 2;
-        if (values[middle] < key)
+        if (values[middle] <= key)
             low = middle + 1;
         else
             high = middle;
     }
-    return low < count && values[low] == key ? low : -1;
+    return low - 1;
+}
+
+int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key) {
+    int64_t at = sorted_floor(values, count, key);
+    return at >= 0 && values[at] == key ? at : -1;
 }
