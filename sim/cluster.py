@@ -325,8 +325,6 @@ class Cluster:
         if self.timeline is not None:
             self.timeline.fault(fault)
         core = self.cores[fault.core] if 0 <= fault.core < len(self.cores) else None
-        if core is not None:  # (the rest of its block never ran)
-            core.uncount_rest(fault.pc, including=False)
         self.story.step(core, "fault", fault.source, fault.cause)
         self.faulted = True
         self.end()

@@ -51,9 +51,8 @@ class Timeline:
 
     def _add(self, name: str, category: str, phase: str, ts: int, core: int, dur: int | None = None,
              args: dict | None = None) -> None:
-        if len(self.events) >= TRACE_EVENTS:
-            if not self.stopped:
-                self.stopped = max(ts, 1)
+        if len(self.events) >= TRACE_EVENTS:  # (the earliest event dropped: a turn's slice starts before its calls)
+            self.stopped = min(self.stopped, max(ts, 1)) if self.stopped else max(ts, 1)
             return
         self.events.append((name, category, phase, ts, core, dur, args))
 
@@ -114,7 +113,8 @@ class Timeline:
         for core, (name, ts, args) in sorted(self._waiting.items()):  # (a wait the thread's end cut short)
             self._add(name, "wait", "X", ts, core, self.clock - ts, args)
         self._waiting.clear()
-        if self.stopped:
+        if self.stopped:  # (what was kept from then on would lie in no turn: it goes too)
+            self.events = [e for e in self.events if e[3] < self.stopped]
             self.events.append(("the trace stopped here", "trace", "i", self.stopped, 0, None,
                                 {"why": f"it keeps at most {TRACE_EVENTS:,} events a cluster"}))
         for name, category, phase, ts, core, dur, args in sorted(self.events, key=lambda e: (e[3], e[4])):
@@ -129,11 +129,6 @@ class Timeline:
 
 def write(path, timelines: list[Timeline]) -> None:
     """The Chrome trace event file of TIMELINES at PATH, written an event at a time."""
-    other = {"clock": "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)",
-             "simulator": "komorebi-sim"}
-    stopped = [f"cluster {t.cluster} from {t.stopped:,}" for t in timelines if t.stopped]
-    if stopped:
-        other["stopped"] = f"the trace keeps at most {TRACE_EVENTS:,} events a cluster: it stopped for " + ", ".join(stopped)
     with open(path, "w") as out:
         out.write('{"traceEvents": [\n')
         first = True
@@ -141,4 +136,9 @@ def write(path, timelines: list[Timeline]) -> None:
             for event in timeline.chrome_events():
                 out.write(("" if first else ",\n") + json.dumps(event, separators=(",", ":")))
                 first = False
+        other = {"clock": "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)",
+                 "simulator": "komorebi-sim"}
+        stopped = [f"cluster {t.cluster} from {t.stopped:,}" for t in timelines if t.stopped]
+        if stopped:
+            other["stopped"] = f"the trace keeps at most {TRACE_EVENTS:,} events a cluster: it stopped for " + ", ".join(stopped)
         out.write('\n], "otherData": ' + json.dumps(other) + "}\n")

@@ -93,3 +93,37 @@ def test_a_session_numbers_its_runs_traces_and_checks_the_path(tmp_path):
             run.thread_result(timeout=60)
             run.stop()
     assert (tmp_path / "run.json").exists() and (tmp_path / "run-2.json").exists()
+
+
+def test_a_trace_that_runs_out_of_room_says_where_and_keeps_what_came_before(tmp_path, monkeypatch):
+    from komorebi.sim import timeline
+
+    monkeypatch.setattr(timeline, "TRACE_EVENTS", 40)
+    path = tmp_path / "short.json"
+    traced(tmp_path, path)
+    document = json.loads(path.read_text())
+    events = [e for e in document["traceEvents"] if e["ph"] != "M"]
+    marker = [e for e in events if e["name"] == "the trace stopped here"]
+    assert len(marker) == 1 and "stopped" in document["otherData"]
+    assert all(e["ts"] <= marker[0]["ts"] for e in events)
+    turns = [e for e in events if e["name"] == "turn"]
+    for e in events:
+        if e.get("cat") == "kmx":  # (still each in a turn of its core)
+            assert any(t["tid"] == e["tid"] and t["ts"] <= e["ts"] <= t["ts"] + t["dur"] for t in turns), e
+
+
+def test_the_c_librarys_system_calls_name_their_callers_lines(tmp_path):
+    source = tmp_path / "prints.c"
+    source.write_text('#include <stdio.h>\n#include "kmx.h"\nint kmx_main(int core) {\n'
+                      '    printf("one\\n");\n    printf("two\\n");\n    return 0;\n}\n')
+    (tmp_path / "kernels").mkdir()
+    program = km.Program("prints", kernels=tmp_path / "kernels")
+    program.thread(cluster=1, sources=[source])
+    with km.Session(trace=tmp_path / "prints.json") as s:
+        run = s.load(program)
+        run.thread_result(timeout=60)
+        run.stop()
+    events = json.loads((tmp_path / "prints.json").read_text())["traceEvents"]
+    lines = [e["args"]["line"].rsplit(":", 1)[1] for e in events if e.get("cat") == "linux" and e["name"] == "writev"
+             and e["args"].get("line", "").startswith(str(source))]
+    assert sorted(set(lines)) == ["4", "5"] and lines == sorted(lines), lines

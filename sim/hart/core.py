@@ -315,12 +315,15 @@ class Core:
                 native.turn.partial = 0
                 self._run_partial_block(native.turn.remaining)
             self.context.check_hooks()
-        except CoreFault:
+        except CoreFault as fault:
             self.state = FAULTED
+            self.uncount_rest(fault.pc, including=False)  # (the rest of its block never ran)
             raise
         except EngineError as error:
             self.state = FAULTED
-            raise self._fault_from(error) from None
+            fault = self._fault_from(error)
+            self.uncount_rest(fault.pc, including=False)
+            raise fault from None
         finally:
             native.turn.budget_on = 0
 
@@ -379,6 +382,7 @@ class Core:
         profile = self.native.profile
         if profile.on:
             self.uncounted.append((first, end, profile.stack_node[profile.depth - 1] if profile.depth else 0))
+            profile.last_kind = 0  # (the block was cut short: it ended in no call nor return)
 
     def instructions_between(self, start: int, end: int) -> int:
         """The instructions from START up to END (of one block), as the block hook counts

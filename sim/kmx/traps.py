@@ -130,19 +130,22 @@ class TrapTable:
         if value is not None:
             core.set_return(value)
 
-    def call_source(self, core: "Core"):
-        """The user's source line of CORE's call (the first frame outside the runtime), kept
-        by the call's pc and return address: a frame walk a call site."""
+    def call_source(self, core: "Core", keep: bool = True):
+        """The user's source line of CORE's call (the first frame outside the runtime). A
+        kmx call's is KEPT by the call's pc and return address (its wrapper in kmx.h is a
+        leaf, called from the user's line): a frame walk a call site."""
         key = (core.call_pc(), core.engine.read("ra"))
-        source = self._sources.get(key, _UNKNOWN)
+        source = self._sources.get(key, _UNKNOWN) if keep else _UNKNOWN
         if source is _UNKNOWN:
             frame = core.users_frame(key[0])
-            source = self._sources[key] = frame.source if frame is not None else None
+            source = frame.source if frame is not None else None
+            if keep:
+                self._sources[key] = source
         return source
 
     def _trace(self, core: "Core", number: int, a0: int, a1: int, a2: int, known: bool) -> None:
         """The call on the thread's timeline (sim.timeline), with what it is about."""
-        source = self.call_source(core)
+        source = self.call_source(core, keep=known)  # (a system call's ecall is the C library's, whoever called it)
         if not known:
             self.thread.timeline.call(core, Linux.name(number), source, {}, category="linux")
             return
