@@ -74,16 +74,13 @@ def story_data(story: CacheStory) -> dict:
 
 
 def cache_story_html(story: CacheStory, title: str = "the cache, step by step") -> str:
-    data = json.dumps(story_data(story), separators=(",", ":")).replace("</", "<\\/")
+    content = story_data(story)
     css = "\n".join(
         f".s{entry['state']} {{ background: {entry['colour']}; }}" if not entry["mistake"] else
         f".s{entry['state']} {{ background: repeating-linear-gradient(45deg, {entry['colour']} 0 3px, #fff 3px 4px); }}"
-        for entry in story_data_legend())
+        for entry in content["legend"])
+    data = json.dumps(content, separators=(",", ":")).replace("</", "<\\/")
     return PAGE.replace("{{TITLE}}", escape(title)).replace("{{CSS}}", css).replace("{{DATA}}", data)
-
-
-def story_data_legend() -> list[dict]:
-    return [{"state": int(s), "colour": colour, "mistake": s in MISTAKES} for s, (_, colour, _) in STATES.items()]
 
 
 PAGE = """<!DOCTYPE html>

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..hart import engine as engines
-from ..hart.core import EXITED, FAULTED, READY
+from ..hart.core import EXITED, READY
 from ..hart.faults import CoreFault
 from ..isa import decode, vector
 from ..layout import PAGE
@@ -132,7 +132,6 @@ class GdbStub:
         main = next((start for start, _, name in cluster.image.symbols if name == MAIN), None)
         if main is not None:
             self._internal.add(cluster.image_base + main)
-        self._parked: set[int] = set()
         self._rest: dict[int, int] = {}  # core -> what was left of the turn it parked in
         self._push()
 
@@ -327,7 +326,6 @@ class GdbStub:
         core.parked = True
         if left:
             self._rest[core.number] = left
-        self._parked.add(core.number)
         if all(c.parked or c.state == EXITED for c in self.cluster.cores):
             self._parking = False
             self._internal.clear()
@@ -564,7 +562,7 @@ class GdbStub:
         if text == "qC":
             return f"QC{self._selected + 1:x}"
         if text == "qfThreadInfo":
-            return "m" + ",".join(f"{c.number + 1:x}" for c in self.cluster.cores if c.state != EXITED or True)
+            return "m" + ",".join(f"{c.number + 1:x}" for c in self.cluster.cores)  # (an exited core too: gdb shows it)
         if text == "qsThreadInfo":
             return "l"
         if text.startswith("qThreadExtraInfo,"):
