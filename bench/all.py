@@ -27,6 +27,7 @@ RUNS = {
     "vector": ["vector.py"],
     "cache_modes": ["cache_modes.py"],
     "observing": ["observing.py"],
+    "races": ["races.py"],
 }
 
 

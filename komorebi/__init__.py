@@ -20,9 +20,11 @@ from komorebi._errors import (
     OutputWarning,
     ThreadFault,
 )
+from komorebi._explore import ExploreReport, Failure, explore
 from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
+from komorebi._schedule import Schedule
 from komorebi._session import Run, Session, Thread
 
 __all__ = [
@@ -32,6 +34,8 @@ __all__ = [
     "CompileError",
     "CompileWarning",
     "CoreProfile",
+    "ExploreReport",
+    "Failure",
     "Finding",
     "FunctionCount",
     "KomorebiError",
@@ -41,8 +45,10 @@ __all__ = [
     "Profile",
     "Program",
     "Run",
+    "Schedule",
     "Session",
     "Thread",
     "ThreadFault",
     "ThreadResult",
+    "explore",
 ]

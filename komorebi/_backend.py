@@ -63,6 +63,7 @@ class Options:
     gdb: int | None = None  # serve gdb on this port of 127.0.0.1 (0: any free one); None: no gdb
     profile: bool = False  # count each core's instructions by source line (Run.profile)
     trace: str | None = None  # write the run's Chrome trace here when it stops
+    schedule: "Schedule | None" = None  # how the cores take turns (km.Schedule); None: quantum and schedule_seed
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ class Machine(Protocol):
     def cache_counts(self) -> list["CacheCounts"]: ...  # (the card-size cache; [] for the unbounded one)
     def profile(self) -> "Profile | None": ...  # (after stop; None unless Options.profile)
     def story(self) -> CacheStory: ...  # (after stop)
+    def schedule(self) -> "tuple[list[tuple[int, int, int]], dict[int, int]]": ...  # (after stop) turns, instructions
 
 
 class Backend(Protocol):

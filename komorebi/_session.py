@@ -23,6 +23,7 @@ from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, Th
 from komorebi._profile import Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
+from komorebi._schedule import Schedule
 from komorebi._simulator import DEFAULT_QUANTUM, OUTPUT_KEPT, Simulator
 
 COHERENCE_MODES = ("card", "strict")
@@ -162,6 +163,7 @@ class Thread:
         # cycle would keep the run (and its cores) alive after it is dropped.
         self._fault: weakref.ref | None = None
         self._fault_made = threading.Lock()
+        self.results: list[ThreadResult] = []  # every result `result` returned, in order
 
     def __repr__(self) -> str:
         closed, last = self._machine.ended(self.cluster)
@@ -221,7 +223,9 @@ class Thread:
             raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s{places}")
         if item.fault is not None:
             raise self._fault_of(item)
-        return ThreadResult(item.words, item.final, item.code, item.codes)
+        result = ThreadResult(item.words, item.final, item.code, item.codes)
+        self.results.append(result)
+        return result
 
     def _fault_of(self, item: Handed) -> ThreadFault:
         """The thread's ThreadFault: the same one every time, while anyone holds it."""
@@ -353,6 +357,19 @@ class Run:
         path.write_text(cache_story_html(self._loaded.machine.story()))
         return path
 
+    @property
+    def schedule(self) -> Schedule:
+        """The turns the run's cores took, as a km.Schedule that replays them
+        (km.Session(schedule=run.schedule)); read after run.stop()."""
+        self._require_stopped("run.schedule")
+        if self._session.gdb is not None:
+            raise RuntimeError("run.schedule: a run under gdb does not replay (gdb's steps run cores out of "
+                               "their turns); run without gdb=, then debug the replay")
+        turns, instructions = self._loaded.machine.schedule()
+        chosen = self._session.schedule
+        quantum = chosen.quantum if chosen is not None else self._session.quantum
+        return Schedule("replay", tuple(turns), quantum, instructions=tuple(sorted(instructions.items())))
+
     def _require_stopped(self, what: str) -> None:
         if not self.stopped:
             raise RuntimeError(f"{what} comes after run.stop(), when every line's story is complete")
@@ -383,6 +400,7 @@ class Session:
         gdb: int | None = None,
         profile: bool = False,
         trace: str | PathLike | None = None,
+        schedule: Schedule | None = None,
         backend: Backend | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
@@ -401,7 +419,10 @@ class Session:
         PROFILE: count every core's instructions by source line, function and call stack,
         for Run.profile(). TRACE: a file to write each run's timeline into when it stops,
         as a Chrome trace (Perfetto, chrome://tracing; time in instructions); a second
-        run of the session writes PATH with "-2" before its suffix, and so on."""
+        run of the session writes PATH with "-2" before its suffix, and so on. SCHEDULE
+        (a km.Schedule, instead of QUANTUM and SCHEDULE_SEED): how the cores take turns,
+        e.g. a schedule km.explore found failing; it replays bit for bit. Under a
+        SCHEDULE_SEED or a SCHEDULE, clusters 2 and 3 take turns on one host thread."""
         if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
             raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
         if not 1 <= quantum <= 2**31:
@@ -428,6 +449,12 @@ class Session:
             raise TypeError(f"coherence must be a str, 'card' or 'strict', not {type(coherence).__name__}")
         if coherence not in COHERENCE_MODES:
             raise ValueError(f"coherence must be 'card' or 'strict', not {coherence!r}")
+        if schedule is not None:
+            if not isinstance(schedule, Schedule):
+                raise TypeError(f"schedule must be a km.Schedule or None, not {type(schedule).__name__}")
+            if schedule_seed is not None:
+                raise ValueError("give a schedule or a schedule_seed, not both (km.Schedule.random(seed) is the seed's)")
+        self.schedule = schedule
         self.gdb = _gdb_port(gdb)
         if not isinstance(profile, bool):
             raise TypeError(f"profile must be True or False, not {type(profile).__name__}")
@@ -454,7 +481,7 @@ class Session:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         trace, number = self._next_trace()
         options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
-                          self.cache_seed, self.gdb, self.profile, trace)
+                          self.cache_seed, self.gdb, self.profile, trace, self.schedule)
         try:
             machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
         except BaseException:

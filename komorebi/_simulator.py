@@ -26,7 +26,7 @@ from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.kmx.outbox import Handed as MachineHanded
 from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, LINE, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
-from komorebi.sim.schedule import DEFAULT_QUANTUM
+from komorebi.sim.schedule import DEFAULT_QUANTUM, Plan
 
 __all__ = [
     "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_HEAP_BYTES", "DEFAULT_QUANTUM", "PAGE", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
@@ -76,7 +76,7 @@ class Simulator:
             first = min(spec.cluster for spec in threads)
             debug = DebugOptions(options.gdb, elf=str(elves[first]))
         card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit,
-                    options.cache, options.cache_seed, debug, options.profile, options.trace)
+                    options.cache, options.cache_seed, debug, options.profile, options.trace, _plan(options))
         if debug is not None:
             debug.monitor = lambda words: _monitor(card, first, words)
         sharing = card.bank_sharers(spec.cluster for spec in threads)
@@ -90,6 +90,14 @@ class Simulator:
                 raise CompileError(str(error)) from None
             raise
         return SimulatedRun(card, "\n".join(said))
+
+
+def _plan(options: Options) -> Plan:
+    """The machine's plan for km.Session's schedule (or its quantum and schedule_seed)."""
+    schedule = options.schedule
+    if schedule is None:
+        return Plan.of_seed(options.quantum, options.schedule_seed)
+    return Plan(schedule.strategy, schedule.quantum, schedule.seed, schedule.depth, schedule.instructions, schedule.turns)
 
 
 class SimulatedRun:
@@ -182,6 +190,9 @@ class SimulatedRun:
             cache += [CacheEvents(number, e.file, e.line, e.pages_filled, e.pages_first_written, e.bytes_flushed,
                                   e.findings) for e in events]
         return Profile(cores, cache)
+
+    def schedule(self) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
+        return self._card.schedule_record()
 
     def story(self) -> CacheStory:
         start, steps, stopped = [], [], []

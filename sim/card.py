@@ -2,8 +2,10 @@
 
 Each cluster runs on a host thread of its own, in parallel on a host with several CPUs.
 Inside a cluster the cores take turns as sim.schedule decides, which makes every run of a
-program the same. One exception: clusters 2 and 3 share bank D7, and a thread that reaches
-the other cluster's regions races with it, as on a card.
+program the same. Clusters 2 and 3 share bank D7: by default they run in parallel, and a
+thread that reaches the other cluster's regions races with it, as on a card; under a plan
+(a schedule seed or a km.Schedule) they take turns on one host thread, so that the race
+replays.
 
 What a card holds, and until when:
 
@@ -33,10 +35,10 @@ from .kmx import console
 from .cluster import Cluster
 from .memory.dram import Bank
 from .hart.faults import CoreFault
-from .layout import DEFAULT_HEAP_BYTES, SHARES
+from .layout import DEFAULT_HEAP_BYTES, MAX_WAITING_SUBMISSIONS, SHARES
 from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
-from .schedule import DEFAULT_QUANTUM, Schedule
+from .schedule import DEFAULT_QUANTUM, Plan, Schedule, key
 from .debug.stub import DebuggerGone, DebugOptions, GdbStub
 from . import timeline
 
@@ -75,7 +77,9 @@ class Card:
         debug: DebugOptions | None = None,
         profile: bool = False,
         trace: str | None = None,
+        plan: Plan | None = None,
     ) -> None:
+        self.plan = plan or Plan.of_seed(quantum, schedule_seed)  # how the cores take turns (sim.schedule)
         self.coherence = coherence
         self.trace = trace  # where stop writes the Chrome trace of the run (sim.timeline), or None
         self._traced = False
@@ -122,12 +126,13 @@ class Card:
         """Place a thread on CLUSTER. SHARES_BANK: another thread of the card will reach
         its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
         share = SHARES[cluster]
-        schedule = Schedule(self.quantum, self.schedule_seed, cluster)
         debugged = self.debug is not None and self.stub is None
+        together = shares_bank and self.plan.groups_clusters and not debugged  # (sim.schedule: its group)
+        outbox = Outbox(self._wake, None if together else MAX_WAITING_SUBMISSIONS)
         placed = Cluster(
-            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), schedule,
+            cluster, share, self.banks[share.bank], image, regions, words, cores, outbox, None,
             self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
-            self.profile, self.trace is not None,
+            self.profile, self.trace is not None, scheduled=self.plan.groups_clusters,
         )
         self.clusters[cluster] = placed
         if debugged:
@@ -156,22 +161,57 @@ class Card:
             _live.add(self)
             if not _stop_at_exit:
                 _stop_at_exit.append(atexit.register(_stop_live_cards))
-            for number, cluster in sorted(self.clusters.items()):
-                thread = threading.Thread(
-                    target=self._run, args=(cluster,), name=f"komorebi-cluster-{number}", daemon=True
-                )
+            for group in self.groups():
+                schedule = Schedule(self.plan, [c.number for c in group], [key(core) for c in group for core in c.cores])
+                for cluster in group:
+                    cluster.schedule = schedule
+                name = "-".join(str(c.number) for c in group)
+                thread = threading.Thread(target=self._run, args=(group,), name=f"komorebi-cluster-{name}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
 
-    def _run(self, cluster: Cluster) -> None:
+    def groups(self) -> list[list[Cluster]]:
+        """The clusters each host thread runs: under a plan other than round robin,
+        clusters that share a bank (2 and 3) together, unless gdb debugs one; else each
+        on its own."""
+        groups: list[list[Cluster]] = []
+        for _, cluster in sorted(self.clusters.items()):
+            together = self.plan.groups_clusters and cluster.debugger is None
+            home = next((g for g in groups if together and g[0].debugger is None and g[0].bank is cluster.bank), None)
+            if home is None:
+                groups.append([cluster])
+            else:
+                home.append(cluster)
+        return groups
+
+    def _run(self, group: list[Cluster]) -> None:
         try:
-            self._schedule(cluster)
+            if len(group) == 1:
+                self._schedule(group[0])
+            else:
+                self._schedule_group(group, group[0].schedule)
         except BaseException as error:  # a bug here must not vanish in a daemon thread
-            self._failed(cluster, error)
+            for cluster in group:  # (each that had not handed its last item hears of it)
+                self._failed(cluster, error)
         finally:
-            if cluster.debugger is not None:
-                cluster.debugger.finished()
-            self._retire(cluster)
+            for cluster in group:
+                if cluster.debugger is not None:
+                    cluster.debugger.finished()
+                self._retire(cluster)
+
+    def schedule_record(self) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
+        """The turns every group took, group after group, and the instructions each
+        cluster's group ran from kmx_main on (once the host threads are gone)."""
+        turns: list[tuple[int, int, int]] = []
+        instructions: dict[int, int] = {}
+        seen = set()
+        for _, cluster in sorted(self.clusters.items()):
+            schedule = cluster.schedule
+            if id(schedule) not in seen:
+                seen.add(id(schedule))
+                turns.extend(schedule.turns)
+            instructions[cluster.number] = schedule.main_instructions
+        return turns, instructions
 
     def _failed(self, cluster: Cluster, error: BaseException) -> None:
         """A bug of the simulator's ended CLUSTER's thread: Python hears of it as the
@@ -184,6 +224,7 @@ class Card:
 
     def _schedule(self, cluster: Cluster) -> None:
         stub = cluster.debugger
+        schedule = cluster.schedule
         while not cluster.ended and not self._stopping.is_set():
             turn = cluster.next_turn()
             if turn is None:  # paused until Python takes a submission
@@ -193,35 +234,75 @@ class Card:
                     self._wake.wait(BLOCKED_POLL)
                 continue
             core, count = turn
-            cluster.running = core
-            if cluster.timeline is not None:
-                cluster.timeline.turn_starts(core)
-            try:
-                if stub is not None:
-                    stub.run_turn(core, count)
-                else:
-                    core.run(count)
-            except CoreFault as fault:
-                if stub is None or not self._debugger_fault(cluster, stub, core, fault):
-                    cluster.fail(fault)
-            except DebuggerGone:
-                if stub.killed:
-                    cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
+            before = core.cycles
+            if not self._turn(cluster, stub, core, count):
                 break
-            except Exception as error:  # a bug of ours in a hook: fail this thread only
-                cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
-            finally:
-                cluster.running = None
-                if cluster.timeline is not None:
-                    cluster.timeline.turn_ends(core)
-            if cluster.ended:
+            schedule.ran(core, count, core.cycles - before)
+            if not self._after_turn(cluster):
                 break
-            if cluster.all_exited:
-                cluster.finish()
-            elif self._stopping.is_set():
+
+    def _schedule_group(self, clusters: list[Cluster], schedule: Schedule) -> None:
+        """Clusters that share a bank, under a plan: their cores take turns on this one
+        host thread, as one cluster's do. Their outboxes have no limit (place_thread),
+        so that none stalls in kmx_submit waiting for Python while Python waits for the
+        other: when Python takes a result cannot move the interleaving."""
+        by_number = {cluster.number: cluster for cluster in clusters}
+        live = list(clusters)
+        while live and not self._stopping.is_set():
+            ready = [core for cluster in live for core in cluster.runnable()]
+            if not ready:
+                with self._wake:
+                    self._wake.wait(BLOCKED_POLL)
+                continue
+            core, count = schedule.next_turn(ready)
+            cluster = by_number[core.context.cluster]
+            before = core.cycles
+            if not self._turn(cluster, None, core, count):
                 break
-            elif (fault := cluster.deadlock()) is not None:
+            schedule.ran(core, count, core.cycles - before)
+            if not self._after_turn(cluster) and self._stopping.is_set():
+                break
+            live = [c for c in live if not c.ended]
+
+    def _turn(self, cluster: Cluster, stub: GdbStub | None, core, count: int) -> bool:
+        """Run CORE's turn of COUNT instructions; whether its host thread goes on."""
+        cluster.running = core
+        if cluster.timeline is not None:
+            cluster.timeline.turn_starts(core)
+        try:
+            if stub is not None:
+                stub.run_turn(core, count)
+            else:
+                core.run(count)
+        except CoreFault as fault:
+            if stub is None or not self._debugger_fault(cluster, stub, core, fault):
                 cluster.fail(fault)
+        except DebuggerGone:
+            if stub.killed:
+                cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
+            return False
+        except Exception as error:  # a bug of ours in a hook: fail this thread only
+            cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
+        finally:
+            cluster.running = None
+            if cluster.timeline is not None:
+                cluster.timeline.turn_ends(core)
+        return True
+
+    def _after_turn(self, cluster: Cluster) -> bool:
+        """After a turn of CLUSTER's: end it if its cores are done or stuck. Whether it
+        goes on."""
+        if cluster.ended:
+            return False
+        if cluster.all_exited:
+            cluster.finish()
+            return False
+        if self._stopping.is_set():
+            return False
+        if (fault := cluster.deadlock()) is not None:
+            cluster.fail(fault)
+            return False
+        return True
 
     @staticmethod
     def _debugger_fault(cluster: Cluster, stub: GdbStub, core, fault: CoreFault) -> bool:

@@ -46,7 +46,7 @@ from .memory.dram import Bank, Snapshot, Storage
 from .profile import ThreadProfile
 from .story import Story
 from .timeline import Timeline
-from .schedule import Schedule
+from .schedule import Plan, Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
 
@@ -106,7 +106,10 @@ class Cluster:
         debugged: bool = False,
         profiled: bool = False,
         traced: bool = False,
+        scheduled: bool = False,
     ) -> None:
+        """SCHEDULED: its turns follow a plan other than round robin (sim.schedule), which
+        may give even a lone core a turn of exact length: its cores count."""
         self.number = number
         self.debugger = None  # a gdb stub (sim.debug.stub), set by the card
         self.coherence = coherence
@@ -114,7 +117,7 @@ class Cluster:
         self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
         self.running: Core | None = None  # the core whose turn it is (one at a time)
         self.faulted = False
-        self.schedule = schedule or Schedule(cluster=number)
+        self.schedule = schedule or Schedule(Plan(), [number], [(number, n) for n in range(cores)])
         self.share = share
         self.bank = bank
         self.image = image
@@ -187,7 +190,7 @@ class Cluster:
         self.core_count = cores
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
-            counting=image.uses_cycles or cores > 1 or debugged or profiled or traced,  # (a debugger steps turns of one)
+            counting=image.uses_cycles or cores > 1 or debugged or profiled or traced or scheduled,  # (a debugger steps turns of one)
             on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
@@ -285,6 +288,8 @@ class Cluster:
             # turn starts at the same instruction whatever the quantum was.
             self._barrier_arrivals = 0
             self._barrier_generation += 1
+            if self._barrier_generation == 1:  # the start code's (kmx_runtime/process.c): kmx_main begins
+                self.schedule.main_begins(self.number)
             core.stop_here()
             return
         generation = self._barrier_generation

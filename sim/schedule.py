@@ -1,46 +1,195 @@
-"""Which of a cluster's cores runs next, and for how many instructions.
+"""Which core runs next, and for how many instructions.
 
 The cores of a cluster take turns on one host thread, so that a store by one is seen by
-the next load of another, as through the cluster's shared cache. A turn lasts a quantum
-of instructions while two or more cores are ready; a core alone runs until it blocks,
-exits or releases a barrier, which ends the turn (sim.cluster). Every decision here
-depends only on the cluster's own history, never on the wall clock, the host or other
-clusters: the same program and inputs give the same interleaving, bit for bit.
+the next load of another, as through the cluster's shared cache. A turn lasts a number of
+instructions while two or more cores are ready; a core alone runs until it blocks, exits
+or releases a barrier, which ends the turn (sim.cluster). Every decision here depends only
+on the run's own history, never on the wall clock, the host or other clusters: the same
+program, inputs and plan give the same interleaving, bit for bit.
 
-Without a seed the order is round robin and every quantum is the same. With a seed the
-order and the length of each quantum are drawn from a random generator seeded by it (and
-by the cluster's number): another interleaving, the same one every time for that seed.
+Clusters 2 and 3 share DRAM bank D7. Under any plan but round robin they take their turns
+together, on one host thread, as one group of cores (sim.card); else each cluster is a
+group of its own.
+
+A plan (`Plan`, km.Schedule's machine side) chooses the turns:
+
+- "round robin" (no seed): the next ready core after the last one, for QUANTUM
+  instructions.
+- "random" (a seed): a core drawn at random and a length drawn from 1 to 2 x QUANTUM.
+- "pct": probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi and
+  Nagarakatte, ASPLOS 2010). Each core gets a random priority from DEPTH up, and the
+  ready core of highest priority runs. DEPTH - 1 change points are drawn at random among
+  the K instructions the group ran from kmx_main on in a first run (`instructions`); when
+  the group's count reaches the i-th point drawn, the running core's priority drops to
+  DEPTH - i, below every first priority. Ours, beyond the paper:
+  - The C library's start, before the start code's barrier, is most of a small thread's
+    instructions and none of its races: no change point falls in it (its turns go by
+    priority alone), and the count starts at the barrier's release.
+  - A core that runs K instructions in one turn (at least 1,000) is taken to spin on
+    another: it drops below every core, and its turn's instructions do not count towards
+    the change points (a spin is not a step of the program; else a spinning reader would
+    use up the points before the writer runs). The paper's threads yield when they wait.
+  - A core that yields (sched_yield, a futex wait, a sleep: the C library's locks) keeps
+    its priority but gives its turns away: until a turn ends without a yield, the cores
+    that yielded run only when no other core is ready.
+- "replay": the turns a run recorded (`Schedule.turns`), then round robin. A turn whose
+  core is not ready when its time comes is skipped, so that any list of turns is a plan
+  (a shrunk one, sim's caller's: komorebi._explore).
+
+Every plan records the turns it chose, in order, as (cluster, core, instructions; 0: no
+limit): replaying them gives the same run.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Sequence
 
 DEFAULT_QUANTUM = 100_000  # instructions a turn, while several cores are ready
+PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
+STRATEGIES = ("round robin", "random", "pct", "replay")
 
-T = TypeVar("T")
+
+@dataclass(frozen=True)
+class Plan:
+    """How turns are chosen (see the module's text). INSTRUCTIONS (pct): for each
+    cluster, the instructions its group ran in a first run. TURNS (replay): (cluster,
+    core, instructions) for every host thread's group, each group's in order."""
+
+    strategy: str = "round robin"
+    quantum: int = DEFAULT_QUANTUM
+    seed: int | None = None
+    depth: int = 3
+    instructions: tuple[tuple[int, int], ...] = ()
+    turns: tuple[tuple[int, int, int], ...] = ()
+
+    @classmethod
+    def of_seed(cls, quantum: int = DEFAULT_QUANTUM, seed: int | None = None) -> "Plan":
+        """km.Session's quantum and schedule_seed."""
+        return cls("round robin", quantum) if seed is None else cls("random", quantum, seed)
+
+    @property
+    def groups_clusters(self) -> bool:
+        """Whether clusters that share a bank take their turns together."""
+        return self.strategy != "round robin"
+
+
+def key(core) -> tuple[int, int]:
+    """A core's place in turn order: (cluster, core)."""
+    return core.context.cluster, core.number
 
 
 class Schedule:
-    def __init__(self, quantum: int = DEFAULT_QUANTUM, seed: int | None = None, cluster: int = 0) -> None:
-        self.quantum = quantum
-        self.seed = seed
-        self._random = random.Random(f"komorebi-sim schedule {seed} cluster {cluster}") if seed is not None else None
-        self._last = -1  # the number of the core that had the last turn
+    """The turns of one group of cores (one host thread's): chosen by PLAN and recorded
+    in `turns`. CLUSTERS: the clusters of the group; KEYS: its cores, as `key` gives."""
 
-    def next_turn(self, ready: Sequence[T], number_of=lambda core: core.number) -> tuple[T, int]:
+    def __init__(self, plan: Plan, clusters: Sequence[int], keys: Sequence[tuple[int, int]]) -> None:
+        cores = {cluster: sum(1 for c, _ in keys if c == cluster) for cluster in clusters}
+        # The clusters whose start code still runs: those of several cores, whose start
+        # ends in a barrier (kmx_runtime/process.c); one core enters kmx_main at once.
+        self._starting = {cluster for cluster, n in cores.items() if n > 1}
+        self._begun = False  # the last of them released its start's barrier in this turn
+        self.start_instructions = 0  # what the group ran before every kmx_main began
+        if plan.strategy not in STRATEGIES:
+            raise ValueError(f"a schedule's strategy is one of {STRATEGIES}, not {plan.strategy!r}")
+        self.plan = plan
+        self.quantum = plan.quantum
+        self.clusters = tuple(sorted(clusters))
+        self.turns: list[tuple[int, int, int]] = []  # what was chosen, in order
+        self.instructions = 0  # run by the group's cores so far
+        self._last = (-1, -1)  # the key of the core that had the last turn
+        first = self.clusters[0]
+        self._random = None
+        if plan.strategy == "random":  # (the name as before groups: seeds replay as they did)
+            self._random = random.Random(f"komorebi-sim schedule {plan.seed} cluster {first}")
+        self._script: list[tuple[int, int, int]] = []
+        if plan.strategy == "replay":
+            self._script = [turn for turn in plan.turns if turn[0] in self.clusters]
+        self._at = 0
+        self._priority: dict[tuple[int, int], int] = {}
+        self._changes: list[tuple[int, int]] = []  # pct: (change point, the priority it gives), by point
+        if plan.strategy == "pct":
+            self._start_pct(plan, first, list(keys))
+
+    def _start_pct(self, plan: Plan, first: int, keys: list[tuple[int, int]]) -> None:
+        generator = random.Random(f"komorebi-sim pct {plan.seed} cluster {first}")
+        k = max(1, dict(plan.instructions).get(first, 0))
+        priorities = list(range(plan.depth, plan.depth + len(keys)))
+        generator.shuffle(priorities)
+        self._priority = dict(zip(keys, priorities))
+        points = generator.sample(range(1, k + 1), min(plan.depth - 1, k))  # point i, drawn i-th, gives depth - i
+        self._changes = sorted((point, plan.depth - i) for i, point in enumerate(points, 1))
+        self._patience = max(k, PATIENCE_FLOOR)
+        self._yielded: set[tuple[int, int]] = set()  # cores that yielded since a turn that did not
+        self._steps_spun = 0  # instructions of turns that ran their whole patience: a spin
+
+    def next_turn(self, ready: Sequence) -> tuple[object, int]:
         """The core to run from READY (never empty) and its instruction count, 0 for no
-        limit (it is the only ready core)."""
+        limit."""
+        core, count = self._choose(ready)
+        self._last = key(core)
+        self.turns.append((*self._last, count))
+        return core, count
+
+    def _choose(self, ready: Sequence) -> tuple[object, int]:
+        while self._at < len(self._script):
+            cluster, number, count = self._script[self._at]
+            self._at += 1
+            for core in ready:
+                if key(core) == (cluster, number):
+                    return core, count
+        if self._priority:  # pct
+            others = [c for c in ready if key(c) not in self._yielded]  # (a yield gives turns away)
+            core = max(others or ready, key=lambda c: self._priority.get(key(c), 0))
+            count = self._patience
+            if self._changes and not self._starting:
+                count = min(count, max(1, self._changes[0][0] - self._steps()))
+            return core, count
         if len(ready) == 1:
-            self._last = number_of(ready[0])
             return ready[0], 0
         if self._random is not None:
-            core = self._random.choice(list(ready))
-            count = self._random.randint(1, 2 * self.quantum)
-        else:  # the first ready core after the last one, in core order
-            later = [c for c in ready if number_of(c) > self._last]
-            core = later[0] if later else ready[0]
-            count = self.quantum
-        self._last = number_of(core)
-        return core, count
+            return self._random.choice(list(ready)), self._random.randint(1, 2 * self.quantum)
+        later = [c for c in ready if key(c) > self._last]  # the next ready core, in core order
+        return (later[0] if later else ready[0]), self.quantum
+
+    def main_begins(self, cluster: int) -> None:
+        """CLUSTER's start code released its barrier (its first, sim.cluster): its cores
+        enter kmx_main once the turn that released it is counted (`ran`)."""
+        if cluster in self._starting:
+            self._starting.discard(cluster)
+            self._begun = not self._starting
+
+    @property
+    def main_instructions(self) -> int:
+        """What the group ran from kmx_main on (the instructions pct draws among)."""
+        return self.instructions - self.start_instructions if not self._starting else 0
+
+    def _steps(self) -> int:
+        """The program's steps so far, as pct counts them: from kmx_main on, spins not."""
+        return 0 if self._starting else self.instructions - self.start_instructions - self._steps_spun
+
+    def ran(self, core, count: int, instructions: int) -> None:
+        """CORE's turn of COUNT instructions (0: no limit) ran INSTRUCTIONS of them."""
+        self.instructions += instructions
+        if self._begun:  # (the start's last instructions were this turn's: not kmx_main's)
+            self._begun = False
+            self.start_instructions = self.instructions
+            self._steps_spun = 0
+            return
+        if not self._priority:
+            return
+        if count == self._patience and instructions >= count:  # it spins: it yields, and the spin is no step
+            self._priority[key(core)] = min(self._priority.values()) - 1
+            if not self._starting:
+                self._steps_spun += instructions
+            self._yielded.clear()
+            return
+        lowered = False
+        if not core.yielded:
+            self._yielded.clear()  # (it ran on: whoever yielded may have something to see now)
+        while self._changes and not self._starting and self._steps() >= self._changes[0][0]:
+            _, self._priority[key(core)] = self._changes.pop(0)
+            lowered = True
+        if core.yielded and not lowered:
+            self._yielded.add(key(core))

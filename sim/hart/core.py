@@ -159,6 +159,7 @@ class Core:
         self.waiting: Callable[[], bool] | None = None  # a kmx call still to complete
         self.blocked_in = ""  # the kmx call it waits in: "kmx_barrier" or "kmx_submit"
         self._stopped_by_call = False  # the last run ended in a kmx call, not its count
+        self.yielded = False  # the last run ended as the core waits for another (sched_yield, futex, sleep)
         self._interrupted = False  # stopped from outside: the run is over
         self._fenced = False  # the core ran fence.i: its translations go before it goes on
         self._engine_lock = threading.Lock()  # between interrupt (any thread) and close
@@ -285,7 +286,7 @@ class Core:
         (0: no limit). A fault raises CoreFault."""
         if count and not self.context.counting:
             raise ValueError("a turn of exact length needs the block hook (a core of several)")
-        self._stopped_by_call = False
+        self._stopped_by_call = self.yielded = False
         native = self.native
         native.refused.access = native.refused.watch = 0
         native.turn.budget_on, native.turn.remaining, native.turn.partial = int(count > 0), count, 0

@@ -251,6 +251,7 @@ class Linux:
             if now != value & 0xFFFF_FFFF:
                 return -EAGAIN
             core.stop_here()  # the others run; the waiter looks again at its next turn
+            core.yielded = True
             return 0
         if command in (FUTEX_WAKE, FUTEX_WAKE_BITSET):
             return 0  # (waiters wake at their next turn)
@@ -258,10 +259,12 @@ class Linux:
 
     def _sched_yield(self, core, *_):
         core.stop_here()
+        core.yielded = True
         return 0
 
     def _nanosleep(self, core, *_):
         core.stop_here()
+        core.yielded = True
         return 0
 
     _clock_nanosleep = _nanosleep

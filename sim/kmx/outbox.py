@@ -1,7 +1,9 @@
 """What a thread hands to Python: submitted results, then its final result or its fault.
 
 Filled by the machine's thread, emptied by Python's. At most 16 submissions wait; a core
-whose submit finds 16 waiting stalls until Python takes one (SPEC section 3).
+whose submit finds 16 waiting stalls until Python takes one (SPEC section 3). Clusters 2
+and 3 taking turns together (under a schedule: sim.card) have no limit: a stall of one
+would stop both, and Python may be waiting for the other.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class Outbox:
     stopped, the outbox is `closed`: whoever waits in `take` then wakes, and takes what is
     left or learns that nothing more will come."""
 
-    def __init__(self, on_take: threading.Condition) -> None:
+    def __init__(self, on_take: threading.Condition, limit: int | None = MAX_WAITING_SUBMISSIONS) -> None:
+        self.limit = limit  # submissions that may wait (None: any number)
         self._items: deque[Handed] = deque()
         self.closed = False
         self.has_last = False  # the final result or the fault is in (taken or not)
@@ -44,7 +47,7 @@ class Outbox:
     def offer_submission(self, words: np.ndarray) -> bool:
         """Queue a submitted result; False (and nothing queued) when 16 already wait."""
         with self._ready:
-            if self._submissions >= MAX_WAITING_SUBMISSIONS:
+            if self.limit is not None and self._submissions >= self.limit:
                 return False
             self._submissions += 1
             self._items.append(Handed(words=words))

@@ -1,0 +1,194 @@
+"""Finding known races with km.explore: schedules until the first failure, and speed.
+
+Six known bugs (bench/races/*.c): a lost update, a missing barrier before reading other
+cores' results, message passing through a flag without an atomic or a fence, a broken
+ticket lock, double-checked initialisation, and a race through DRAM bank D7 between the
+threads of clusters 2 and 3. For each, under "random" (turns of 1 to 2 x 100,000
+instructions, Session's default quantum; --quantum) and "pct" (depth 3): how many schedules ran up
+to and with the first that failed, the median over --seeds exploration seeds (a search
+that found nothing in --schedules counts as --schedules + 1, shown as ">N"). Then
+schedules a second on 1 and on 2 local worker processes (--workers), PCT, every schedule
+run (no stop at the first failure), shrinking off.
+
+    python bench/races.py [--seeds 10] [--schedules 200] [--rate-schedules 200]
+
+The last line printed is one JSON object of the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import komorebi as km  # noqa: E402
+
+HERE = Path(__file__).resolve().parent / "races"
+KERNELS = HERE / "kernels"
+INCREMENTS = 100  # each core's, for the lost update and the ticket lock
+D7_INCREMENTS = 50
+
+
+def _program(name: str, cluster: int = 1, cores: int = 2, words=(), regions=None) -> km.Program:
+    KERNELS.mkdir(exist_ok=True)
+    program = km.Program(name, kernels=KERNELS)
+    program.thread(cluster=cluster, sources=[HERE / f"{name}.c"], words=list(words), cores=cores,
+                   regions=regions or {})
+    return program
+
+
+def _final(run, cluster: int | None = None):
+    thread = run.thread if cluster is None else run.threads[cluster]
+    return thread.results[-1].words
+
+
+def lost_update() -> km.Program:
+    return _program("lost_update", words=[INCREMENTS])
+
+
+def lost_update_check(run) -> None:
+    total = int(_final(run)[0])
+    assert total == 2 * INCREMENTS, f"the counter is {total}, not {2 * INCREMENTS}: updates were lost"
+
+
+def missing_barrier() -> km.Program:
+    return _program("missing_barrier", cores=4, words=[0, 4])
+
+
+def missing_barrier_check(run) -> None:
+    total = int(_final(run)[0])
+    assert total == 256 * 257 // 2, f"the last core summed {total}, not {256 * 257 // 2}: it read before the others wrote"
+
+
+def flag_message() -> km.Program:
+    return _program("flag_message")
+
+
+def flag_message_check(run) -> None:
+    total = int(_final(run)[0])
+    assert total == 32 * 33 // 2, f"the reader saw a message summing to {total}, not {32 * 33 // 2}: it read it half-written"
+
+
+def ticket_lock() -> km.Program:
+    return _program("ticket_lock", words=[INCREMENTS // 5])
+
+
+def ticket_lock_check(run) -> None:
+    total, twice, gave_up = (int(w) for w in _final(run)[:3])
+    assert twice == 0, f"{twice} tickets were drawn by both cores: both held the lock"
+    assert total == 2 * (INCREMENTS // 5), f"the counter is {total}, not {2 * (INCREMENTS // 5)}: two cores held the lock"
+    assert gave_up == 0, f"a core gave up waiting for its ticket {gave_up} times"
+
+
+def double_checked() -> km.Program:
+    return _program("double_checked", cores=4)
+
+
+def double_checked_check(run) -> None:
+    words = _final(run)
+    builds, sums = int(words[0]), [int(w) for w in words[1:5]]
+    assert builds == 1, f"the table was built {builds} times"
+    assert sums == [64 * 64] * 4, f"the cores summed {sums}: one read a half-built table"
+
+
+_d7_address: int | None = None
+
+
+def d7_counter_address() -> int:
+    """Where cluster 2's region 0 lands (the layout is fixed): a first run asks."""
+    global _d7_address
+    if _d7_address is None:
+        program = _program("d7_race", cluster=2, cores=1, words=[0], regions={"counter": np.zeros(16, np.uint32)})
+        with km.Session() as session:
+            run = session.load(program)
+            words = run.thread_result(timeout=60).words
+            run.stop()
+        _d7_address = int(words[0]) | int(words[1]) << 32
+    return _d7_address
+
+
+def d7_race() -> km.Program:
+    at = d7_counter_address()
+    program = _program("d7_race", cluster=2, cores=1, words=[D7_INCREMENTS],
+                       regions={"counter": np.zeros(16, np.uint32)})
+    program.thread(cluster=3, sources=[HERE / "d7_race.c"], cores=1, words=[D7_INCREMENTS, at & 0xFFFF_FFFF, at >> 32],
+                   regions={"unused": 64})
+    return program
+
+
+def d7_race_check(run) -> None:
+    total = int(run.threads[2].read("counter").view(np.uint32)[0])
+    assert total == 2 * D7_INCREMENTS, f"the counter in bank D7 is {total}, not {2 * D7_INCREMENTS}"
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    make: Callable[[], km.Program]
+    check: Callable
+
+
+BUGS = [
+    Bug("lost update", lost_update, lost_update_check),
+    Bug("missing barrier", missing_barrier, missing_barrier_check),
+    Bug("flag without a fence", flag_message, flag_message_check),
+    Bug("broken ticket lock", ticket_lock, ticket_lock_check),
+    Bug("double-checked init", double_checked, double_checked_check),
+    Bug("D7 race, clusters 2 and 3", d7_race, d7_race_check),
+]
+
+
+def until_first(bug: Bug, strategy: str, seed: int, schedules: int, quantum: int) -> int:
+    """Schedules run up to and with the first failure; SCHEDULES + 1 when none failed."""
+    report = km.explore(bug.make, bug.check, schedules=schedules, strategy=strategy, seed=seed, workers=1,
+                        stop_at_first=True, shrink=False, quantum=quantum)
+    return report.first_failure or schedules + 1
+
+
+def rate(bug: Bug, workers: int, schedules: int) -> float:
+    report = km.explore(bug.make, bug.check, schedules=schedules, workers=workers, shrink=False)
+    return report.schedules / report.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--schedules", type=int, default=200)
+    parser.add_argument("--rate-schedules", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--bugs", type=int, default=len(BUGS), help="the first N bugs only")
+    parser.add_argument("--quantum", type=int, default=100_000, help="the random strategy's mean turn")
+    args = parser.parse_args()
+    figures: dict[str, dict] = {}
+    print(f"{'bug':28} {'random':>8} {'pct':>8} {'sched/s 1':>10} {f'sched/s {args.workers}':>10}")
+    for bug in BUGS[: args.bugs]:
+        row: dict = {}
+        for strategy in ("random", "pct"):
+            counts = [until_first(bug, strategy, seed, args.schedules, args.quantum) for seed in range(args.seeds)]
+            row[strategy] = statistics.median(counts)
+            row[f"{strategy}_all"] = counts
+        row["per_second_1"] = round(rate(bug, 1, args.rate_schedules), 1)
+        row[f"per_second_{args.workers}"] = round(rate(bug, args.workers, args.rate_schedules), 1)
+        figures[bug.name] = row
+
+        def shown(value: float) -> str:
+            return f">{args.schedules}" if value > args.schedules else f"{value:g}"
+        print(f"{bug.name:28} {shown(row['random']):>8} {shown(row['pct']):>8} {row['per_second_1']:10.1f} "
+              f"{row[f'per_second_{args.workers}']:10.1f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    main()
+    print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
