@@ -31,7 +31,7 @@ def _count(value: Any, what: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
     if not low <= value <= 2**63 - 1:
-        raise ValueError(f"{what} must be {low} or more, not {value}")
+        raise ValueError(f"{what} must be {low} to 2**63 - 1, not {value}")
     return int(value)
 
 
@@ -68,7 +68,7 @@ class Schedule:
                     f"a turn is (cluster 0-3, core 0-63, instructions >= 0; 0: no limit), not {(cluster, core, count)}"
                 )
         object.__setattr__(self, "turns", turns)
-        object.__setattr__(self, "instructions", tuple((int(c), int(k)) for c, k in dict(self.instructions).items()))
+        object.__setattr__(self, "instructions", tuple(sorted((int(c), int(k)) for c, k in dict(self.instructions).items())))
 
     @classmethod
     def random(cls, seed: int, quantum: int = DEFAULT_QUANTUM) -> "Schedule":

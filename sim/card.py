@@ -35,7 +35,7 @@ from .kmx import console
 from .cluster import Cluster
 from .memory.dram import Bank
 from .hart.faults import CoreFault
-from .layout import DEFAULT_HEAP_BYTES, MAX_WAITING_SUBMISSIONS, SHARES
+from .layout import DEFAULT_HEAP_BYTES, SHARES
 from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
 from .schedule import DEFAULT_QUANTUM, Plan, Schedule, key
@@ -127,10 +127,8 @@ class Card:
         its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
         share = SHARES[cluster]
         debugged = self.debug is not None and self.stub is None
-        together = shares_bank and self.plan.groups_clusters and not debugged  # (sim.schedule: its group)
-        outbox = Outbox(self._wake, None if together else MAX_WAITING_SUBMISSIONS)
         placed = Cluster(
-            cluster, share, self.banks[share.bank], image, regions, words, cores, outbox, None,
+            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), None,
             self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
             self.profile, self.trace is not None, scheduled=self.plan.groups_clusters,
         )
@@ -165,6 +163,8 @@ class Card:
                 schedule = Schedule(self.plan, [c.number for c in group], [key(core) for c in group for core in c.cores])
                 for cluster in group:
                     cluster.schedule = schedule
+                    if len(group) > 1:  # (a stall of one would stop both: _schedule_group)
+                        cluster.outbox.limit = None
                 name = "-".join(str(c.number) for c in group)
                 thread = threading.Thread(target=self._run, args=(group,), name=f"komorebi-cluster-{name}", daemon=True)
                 self._threads.append(thread)
@@ -210,7 +210,8 @@ class Card:
             if id(schedule) not in seen:
                 seen.add(id(schedule))
                 turns.extend(schedule.turns)
-            instructions[cluster.number] = schedule.main_instructions
+            if cluster.cores and cluster.cores[0].context.counting:  # (a lone core under round robin does not count)
+                instructions[cluster.number] = schedule.main_instructions
         return turns, instructions
 
     def _failed(self, cluster: Cluster, error: BaseException) -> None:
@@ -243,7 +244,7 @@ class Card:
 
     def _schedule_group(self, clusters: list[Cluster], schedule: Schedule) -> None:
         """Clusters that share a bank, under a plan: their cores take turns on this one
-        host thread, as one cluster's do. Their outboxes have no limit (place_thread),
+        host thread, as one cluster's do. Their outboxes have no limit (start),
         so that none stalls in kmx_submit waiting for Python while Python waits for the
         other: when Python takes a result cannot move the interleaving."""
         by_number = {cluster.number: cluster for cluster in clusters}

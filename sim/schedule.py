@@ -24,7 +24,8 @@ A plan (`Plan`, km.Schedule's machine side) chooses the turns:
   DEPTH - i, below every first priority. Ours, beyond the paper:
   - The C library's start, before the start code's barrier, is most of a small thread's
     instructions and none of its races: no change point falls in it (its turns go by
-    priority alone), and the count starts at the barrier's release.
+    priority alone), and the count starts at the barrier's release. (A cluster of one
+    core has no such barrier: its start is counted.)
   - A core that runs K instructions in one turn (at least 1,000) is taken to spin on
     another: it drops below every core, and its turn's instructions do not count towards
     the change points (a spin is not a step of the program; else a spinning reader would
@@ -87,7 +88,8 @@ class Schedule:
     def __init__(self, plan: Plan, clusters: Sequence[int], keys: Sequence[tuple[int, int]]) -> None:
         cores = {cluster: sum(1 for c, _ in keys if c == cluster) for cluster in clusters}
         # The clusters whose start code still runs: those of several cores, whose start
-        # ends in a barrier (kmx_runtime/process.c); one core enters kmx_main at once.
+        # ends in a barrier (kmx_runtime/process.c). A lone core's start has no barrier to
+        # mark its end: it is counted with kmx_main's instructions.
         self._starting = {cluster for cluster, n in cores.items() if n > 1}
         self._begun = False  # the last of them released its start's barrier in this turn
         self.start_instructions = 0  # what the group ran before every kmx_main began
