@@ -416,9 +416,8 @@ def _close_pool(pool: futures.ProcessPoolExecutor, finished: bool) -> None:
 
 
 def _executor_workers(executor: futures.Executor) -> int:
-    for name in ("_max_workers",):
-        if isinstance(getattr(executor, name, None), int):
-            return getattr(executor, name)
+    if isinstance(getattr(executor, "_max_workers", None), int):  # (concurrent.futures' own pools)
+        return executor._max_workers
     client = getattr(executor, "_client", None)  # (distributed's ClientExecutor)
     if client is not None:
         try:

@@ -23,7 +23,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_QUANTUM = 100_000  # (sim.schedule's; komorebi/ does not import the machine)
+from komorebi._simulator import DEFAULT_QUANTUM
+
 STRATEGIES = ("random", "pct", "replay")
 
 

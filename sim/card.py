@@ -163,7 +163,7 @@ class Card:
                 schedule = Schedule(self.plan, [c.number for c in group], [key(core) for c in group for core in c.cores])
                 for cluster in group:
                     cluster.schedule = schedule
-                    if len(group) > 1:  # (a stall of one would stop both: _schedule_group)
+                    if len(group) > 1:  # (a stall of one would stop both: _schedule)
                         cluster.outbox.limit = None
                 name = "-".join(str(c.number) for c in group)
                 thread = threading.Thread(target=self._run, args=(group,), name=f"komorebi-cluster-{name}", daemon=True)
@@ -186,10 +186,7 @@ class Card:
 
     def _run(self, group: list[Cluster]) -> None:
         try:
-            if len(group) == 1:
-                self._schedule(group[0])
-            else:
-                self._schedule_group(group, group[0].schedule)
+            self._schedule(group)
         except BaseException as error:  # a bug here must not vanish in a daemon thread
             for cluster in group:  # (each that had not handed its last item hears of it)
                 self._failed(cluster, error)
@@ -223,46 +220,31 @@ class Card:
         if not cluster.outbox.has_last:
             cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}")))
 
-    def _schedule(self, cluster: Cluster) -> None:
-        stub = cluster.debugger
-        schedule = cluster.schedule
-        while not cluster.ended and not self._stopping.is_set():
-            turn = cluster.next_turn()
-            if turn is None:  # paused until Python takes a submission
-                if stub is not None and not self._debugger_idle(cluster, stub):
-                    break
-                with self._wake:
-                    self._wake.wait(BLOCKED_POLL)
-                continue
-            core, count = turn
-            before = core.cycles
-            if not self._turn(cluster, stub, core, count):
-                break
-            schedule.ran(core, count, core.cycles - before)
-            if not self._after_turn(cluster):
-                break
-
-    def _schedule_group(self, clusters: list[Cluster], schedule: Schedule) -> None:
-        """Clusters that share a bank, under a plan: their cores take turns on this one
-        host thread, as one cluster's do. Their outboxes have no limit (start),
-        so that none stalls in kmx_submit waiting for Python while Python waits for the
+    def _schedule(self, clusters: list[Cluster]) -> None:
+        """The clusters of one host thread (one, or 2 and 3 under a plan: `groups`) take
+        turns as their schedule says, until each has ended. While none can run (Python
+        has a submission to take) the thread waits. Grouped clusters' outboxes have no
+        limit (`start`), so that none stalls in kmx_submit while Python waits for the
         other: when Python takes a result cannot move the interleaving."""
+        schedule = clusters[0].schedule
+        stub = clusters[0].debugger  # (the debugged cluster is alone in its group)
         by_number = {cluster.number: cluster for cluster in clusters}
         live = list(clusters)
         while live and not self._stopping.is_set():
             ready = [core for cluster in live for core in cluster.runnable()]
-            if not ready:
+            if not ready:  # paused until Python takes a submission
+                if stub is not None and not self._debugger_idle(live[0], stub):
+                    break
                 with self._wake:
                     self._wake.wait(BLOCKED_POLL)
                 continue
             core, count = schedule.next_turn(ready)
             cluster = by_number[core.context.cluster]
             before = core.cycles
-            if not self._turn(cluster, None, core, count):
+            if not self._turn(cluster, stub, core, count):
                 break
             schedule.ran(core, count, core.cycles - before)
-            if not self._after_turn(cluster) and self._stopping.is_set():
-                break
+            self._after_turn(cluster)
             live = [c for c in live if not c.ended]
 
     def _turn(self, cluster: Cluster, stub: GdbStub | None, core, count: int) -> bool:
@@ -290,20 +272,14 @@ class Card:
                 cluster.timeline.turn_ends(core)
         return True
 
-    def _after_turn(self, cluster: Cluster) -> bool:
-        """After a turn of CLUSTER's: end it if its cores are done or stuck. Whether it
-        goes on."""
+    def _after_turn(self, cluster: Cluster) -> None:
+        """After a turn of CLUSTER's: end it if its cores are done or stuck."""
         if cluster.ended:
-            return False
+            return
         if cluster.all_exited:
             cluster.finish()
-            return False
-        if self._stopping.is_set():
-            return False
-        if (fault := cluster.deadlock()) is not None:
+        elif not self._stopping.is_set() and (fault := cluster.deadlock()) is not None:
             cluster.fail(fault)
-            return False
-        return True
 
     @staticmethod
     def _debugger_fault(cluster: Cluster, stub: GdbStub, core, fault: CoreFault) -> bool:

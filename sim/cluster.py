@@ -403,14 +403,6 @@ class Cluster:
                 out.append(core)
         return out
 
-    def next_turn(self) -> tuple[Core, int] | None:
-        """The core to run now and its instruction count (0: until it blocks or exits);
-        None when no core can run until Python takes a submission."""
-        ready = self.runnable()
-        if not ready:
-            return None
-        return self.schedule.next_turn(ready)
-
     def deadlock(self) -> CoreFault | None:
         """A fault when the cores left can never run again: they wait in kmx_barrier for
         a core that has already returned from kmx_main."""

@@ -563,6 +563,12 @@ class Core:
         self._stopped_by_call = True
         self.engine.stop()
 
+    def give_way(self) -> None:
+        """End the current run as the core waits for another (a yield, a futex wait, a
+        sleep): `yielded` tells the schedule (sim.schedule, pct)."""
+        self.stop_here()
+        self.yielded = True
+
     # -- the exception hook ----------------------------------------------------------------
 
     def _on_trap(self, number: int) -> None:

@@ -250,21 +250,18 @@ class Linux:
             (now,) = struct.unpack("<I", self.thread.memory.read(address, 4))
             if now != value & 0xFFFF_FFFF:
                 return -EAGAIN
-            core.stop_here()  # the others run; the waiter looks again at its next turn
-            core.yielded = True
+            core.give_way()  # the others run; the waiter looks again at its next turn
             return 0
         if command in (FUTEX_WAKE, FUTEX_WAKE_BITSET):
             return 0  # (waiters wake at their next turn)
         return -ENOSYS
 
     def _sched_yield(self, core, *_):
-        core.stop_here()
-        core.yielded = True
+        core.give_way()
         return 0
 
     def _nanosleep(self, core, *_):
-        core.stop_here()
-        core.yielded = True
+        core.give_way()
         return 0
 
     _clock_nanosleep = _nanosleep

@@ -34,8 +34,8 @@ class Outbox:
     stopped, the outbox is `closed`: whoever waits in `take` then wakes, and takes what is
     left or learns that nothing more will come."""
 
-    def __init__(self, on_take: threading.Condition, limit: int | None = MAX_WAITING_SUBMISSIONS) -> None:
-        self.limit = limit  # submissions that may wait (None: any number)
+    def __init__(self, on_take: threading.Condition) -> None:
+        self.limit: int | None = MAX_WAITING_SUBMISSIONS  # submissions that may wait (None: any number; sim.card)
         self._items: deque[Handed] = deque()
         self.closed = False
         self.has_last = False  # the final result or the fault is in (taken or not)
