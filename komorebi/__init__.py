@@ -11,6 +11,9 @@
         tripled = run.thread.read("tripled").view(np.uint32)
 """
 
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from komorebi._errors import (
     CoherenceWarning,
     CompileError,
@@ -20,12 +23,45 @@ from komorebi._errors import (
     OutputWarning,
     ThreadFault,
 )
-from komorebi._explore import ExploreReport, Failure, explore
-from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
-from komorebi._program import Program
-from komorebi._results import CacheCounts, Finding, ThreadResult
-from komorebi._schedule import Schedule
-from komorebi._session import Run, Session, Thread
+
+# The rest is imported when first used (PEP 562), so that `import komorebi` costs what it
+# uses: numpy comes with the first Program, the simulator with the first Session.
+_LAZY = {
+    "ExploreReport": "_explore", "Failure": "_explore", "explore": "_explore",
+    "CacheEvents": "_profile", "CoreProfile": "_profile", "FunctionCount": "_profile",
+    "LineCount": "_profile", "Profile": "_profile",
+    "Program": "_program",
+    "CacheCounts": "_results", "Finding": "_results", "ThreadResult": "_results",
+    "Schedule": "_schedule",
+    "Run": "_session", "Session": "_session", "Thread": "_session",
+}
+
+if _TYPE_CHECKING:
+    from komorebi._explore import ExploreReport, Failure, explore
+    from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
+    from komorebi._program import Program
+    from komorebi._results import CacheCounts, Finding, ThreadResult
+    from komorebi._schedule import Schedule
+    from komorebi._session import Run, Session, Thread
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:  # (a submodule: komorebi.sim, komorebi._session, ...)
+        try:
+            return _importlib.import_module(f"komorebi.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"komorebi.{name}":
+                raise
+        raise AttributeError(f"module 'komorebi' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"komorebi.{module}"), name)
+    globals()[name] = value  # (found directly from now on)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "CacheCounts",

@@ -14,8 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
-from komorebi._simulator import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
-from komorebi._simulator import compile_commands, snapshot
+from komorebi._limits import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -171,6 +170,8 @@ class Program:
         if not folder.is_dir():
             raise FileNotFoundError(f"folder: {str(folder)!r} is not a folder")
         path = folder / "compile_commands.json"
+        from komorebi._simulator import compile_commands  # (the compiler's flags are the machine's)
+
         path.write_text(json.dumps(compile_commands(sources), indent=2) + "\n")
         return path
 
@@ -182,7 +183,10 @@ def _region_content(name: str, content: Any) -> Any:
         if content.dtype.hasobject:
             raise TypeError(f"regions[{name!r}]: an array of Python objects has no bytes to share")
         # A private copy of the bytes, in C order, taken now: the caller's array is never
-        # touched, and what the caller does to it later does not reach the region.
+        # touched, and what the caller does to it later does not reach the region. (It is
+        # made in the machine's host memory: the seam's import brings no engine.)
+        from komorebi._simulator import snapshot
+
         return snapshot(content)
     if isinstance(content, (int, np.integer)) and not isinstance(content, bool):
         if content <= 0:

@@ -23,7 +23,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from komorebi._simulator import DEFAULT_QUANTUM
+from komorebi._limits import DEFAULT_QUANTUM
 
 STRATEGIES = ("random", "pct", "replay")
 

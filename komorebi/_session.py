@@ -24,7 +24,7 @@ from komorebi._profile import Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
 from komorebi._schedule import Schedule
-from komorebi._simulator import DEFAULT_QUANTUM, OUTPUT_KEPT, Simulator
+from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
 
 COHERENCE_MODES = ("card", "strict")
 CACHES = ("unbounded", "card-size")
@@ -466,7 +466,11 @@ class Session:
         self.output_limit = None if output_limit is None else int(output_limit)
         self.coherence = coherence
         self.cache, self.cache_seed = cache, int(cache_seed)
-        self.backend = Simulator() if backend is None else backend
+        if backend is None:
+            from komorebi._simulator import Simulator  # (the machine is imported by the first Session)
+
+            backend = Simulator()
+        self.backend = backend
         self.closed = False
         self._lock = threading.Lock()
         self._runs: "weakref.WeakSet[_Loaded]" = weakref.WeakSet()  # a dropped run goes

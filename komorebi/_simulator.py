@@ -5,13 +5,14 @@ data, and the machine's errors into komorebi's."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from komorebi._backend import (
     CacheStory, CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture, StoryStep,
 )
+from komorebi import _limits
 from komorebi._errors import CompileError
 from komorebi._cache_map import cache_report
 from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
@@ -19,8 +20,6 @@ from komorebi._results import CacheCounts, Finding
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.cache import model
-from komorebi.sim.card import Card
-from komorebi.sim.debug.stub import DebugOptions
 from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.kmx.outbox import Handed as MachineHanded
@@ -28,10 +27,22 @@ from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES,
 from komorebi.sim.memory.dram import Snapshot
 from komorebi.sim.schedule import DEFAULT_QUANTUM, Plan
 
+if TYPE_CHECKING:  # (the card and its engine are imported by the first load, not with the seam)
+    from komorebi.sim.card import Card
+
 __all__ = [
     "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_HEAP_BYTES", "DEFAULT_QUANTUM", "PAGE", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
     "Simulator", "compile_commands", "snapshot",
 ]
+
+# The API's copy of the machine's numbers (komorebi._limits, which imports no simulator
+# module) says what the machine says.
+_machine = {"PAGE": PAGE, "CLUSTERS": CLUSTERS, "CORES_PER_CLUSTER": CORES_PER_CLUSTER, "MAX_REGIONS": MAX_REGIONS,
+            "MAX_WORDS": MAX_WORDS, "DEFAULT_HEAP_BYTES": DEFAULT_HEAP_BYTES, "DEFAULT_QUANTUM": DEFAULT_QUANTUM,
+            "OUTPUT_KEPT": OUTPUT_KEPT}
+_differ = {name: (getattr(_limits, name), value) for name, value in _machine.items() if getattr(_limits, name) != value}
+if _differ:
+    raise RuntimeError(f"komorebi._limits and the simulator disagree (API's, machine's): {_differ}")
 
 # The picture's vocabulary is the machine's: the same numbers.
 assert [s.value for s in LineState] == [
@@ -40,7 +51,8 @@ assert [s.value for s in LineState] == [
 
 
 def snapshot(array: np.ndarray) -> Snapshot:
-    """A private copy of ARRAY's bytes for a region, taken once (Program.thread)."""
+    """A private copy of ARRAY's bytes for a region, taken once (Program.thread): host
+    memory, no engine."""
     return Snapshot(array)
 
 
@@ -48,6 +60,9 @@ class Simulator:
     """The simulated card (the default backend)."""
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
+        from komorebi.sim.card import Card
+        from komorebi.sim.debug.stub import DebugOptions
+
         images, elves, said = {}, {}, []
         for spec in threads:
             for source in spec.sources:

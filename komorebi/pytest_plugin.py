@@ -16,10 +16,14 @@ has komorebi-sim installed has it (docs/your-project.md):
   the test: each thread's fault with its backtrace and its output, the findings,
   `cache_report()` and the cache map (SVG). The default is `km-artifacts` under pytest's
   temporary folder (`--basetemp`).
+- `--km-progress`: print the simulator's progress lines (a long build's start and end,
+  sim.build.toolchain), which the plugin otherwise keeps quiet (KMX_PROGRESS=0, unless
+  KMX_PROGRESS is set).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import warnings
@@ -46,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--km-artifacts", default=None, metavar="DIR",
                     help="where a failing test's faults, findings and cache map are saved "
                          "(default: km-artifacts in pytest's temporary folder)")
+    group.addoption("--km-progress", action="store_true", default=False,
+                    help="print the simulator's progress lines (a long build's start and end)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,6 +64,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(pluggy, "Result"):  # (Result.force_exception came with pluggy 1.1)
         raise pytest.UsageError("komorebi's pytest plugin needs pluggy 1.1 or later: pip install -U pluggy")
+    if config.getoption("--km-progress"):
+        os.environ["KMX_PROGRESS"] = "1"
+    else:
+        os.environ.setdefault("KMX_PROGRESS", "0")  # (a test's output is for its results)
     seeds = config.getoption("--km-seeds")
     if seeds < 0:
         raise pytest.UsageError(f"--km-seeds must be a number of seeds >= 0, not {seeds}")

@@ -556,7 +556,7 @@ CASES = [
          lambda t: {"file": _thread_file(t), "line": "5"}),
     Case("compile-undefined-symbol", "undefined symbol",
          lambda t, m: _compile(t, m, '#include "kmx.h"\nint main(void) { return 0; }\n'), {"symbol": "kmx_main"}),
-    Case("compile-timeout", "took longer than", _compile_timeout,
+    Case("compile-timeout", "past the time limit", _compile_timeout,
          lambda t: {"what": "start.S", "limit": "0.5", "more": "600"}),
     Case("compile-timeout-bad", "is not a time limit",
          lambda t, m: (m.setenv("KMX_COMPILE_TIMEOUT", "soon"), _load(program(t)))[1], {"value": "'soon'"}),

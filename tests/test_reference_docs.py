@@ -79,7 +79,7 @@ def test_the_plugins_fixtures_and_options_have_entries():
     options = re.findall(r'addoption\("(--km-[a-z-]+)"', source)
     fixtures = [name for name, value in vars(pytest_plugin).items() if hasattr(value, "_fixture_function_marker")
                 or type(value).__name__ == "FixtureFunctionDefinition"]
-    assert len(options) == 4 and set(fixtures) == {"km_session", "km_seed"}
+    assert len(options) == 5 and set(fixtures) == {"km_session", "km_seed"}
     assert not [name for name in options + fixtures if name not in headings]
 
 

@@ -33,7 +33,7 @@ from typing import Sequence
 from ... import kmx_runtime
 from ..isa import target
 from . import cache as build_cache
-from . import depends, toolchain
+from . import depends, libc, toolchain
 from .cache import BuildError
 
 
@@ -54,8 +54,8 @@ RUNTIME_SOURCES = ("start.S", "process.c", "cxx.c", "print.c")
 FREESTANDING_RUNTIME_SOURCES = ("start.S", "freestanding.c", "print.c")
 LINKER_SCRIPT = RUNTIME / "kmx.ld"
 
-# zig's clang builds for Linux with musl, and links musl (built once by zig, into its own
-# cache, for the target's -mcpu): the thread's C library. Static: no dynamic linker.
+# zig's clang builds for Linux with musl, and links musl, the thread's C library, built
+# for the card when the package was built (sim.build.libc). Static: no dynamic linker.
 ZIG_TARGET = ["-target", "riscv64-linux-musl"]  # and the -mcpu of sim.isa.target
 COMPILE_FLAGS = [
     "-O2",
@@ -119,11 +119,28 @@ class Toolchain:
         quiet = ["-Qunused-arguments"] if self.clang_like else []
         if self.custom:
             return [*LINK_FLAGS, "-nostdlib", "-T", str(LINKER_SCRIPT), *quiet, *self.target_flags()]
-        # (zig builds the C library at the link's optimisation level: the user's -O goes
-        # to the compiles only, so that every level links the same build of it, zig's
-        # default)
+        # (the shipped C library is linked by name, so zig builds none: -nostdlib. The
+        # user's -O goes to the compiles only, as zig would build the library at the link's
+        # level)
         flags = [flag for flag in self.target_flags(library=True) if not OPTIMISATION.fullmatch(flag)]
-        return [*LINK_FLAGS, "-static", "-T", str(LINKER_SCRIPT), *quiet, *flags]
+        return [*LINK_FLAGS, "-static", "-nostdlib", "-T", str(LINKER_SCRIPT), *quiet, *flags]
+
+    def library_cpu(self) -> str | None:
+        """The -mcpu of the shipped C library the thread links (None: KMX_CC's own)."""
+        if self.custom:
+            return None
+        extensions, _ = target.target(_user_flags())
+        return target.library_cpu(extensions)
+
+    def library_identity(self) -> str:
+        """What stands for the linked C library in the keys: its manifest (every file's hash)."""
+        cpu = self.library_cpu()
+        if cpu is None:
+            return ""
+        try:
+            return (libc.folder() / libc.name_of(cpu) / libc.MANIFEST).read_text()
+        except OSError:
+            return "absent"  # (the link says why: libc.shipped)
 
     @property
     def runtime_sources(self) -> list[Path]:
@@ -145,8 +162,7 @@ class Toolchain:
 
     def library_has_vectors(self) -> bool:
         """The C library linked is the X280's own build, vector code and all."""
-        extensions, _ = target.target(_user_flags())
-        return target.library_cpu(extensions) == target.LIBRARY_CPUS[0]
+        return self.library_cpu() == target.LIBRARY_CPUS[0]
 
     def target_flags(self, library: bool = False) -> list[str]:
         """KMX_CFLAGS, with the target the simulated X280 runs (sim.isa.target): for zig's
@@ -219,7 +235,7 @@ def build_thread(sources: Sequence[Path]) -> Built:
     # the objects' entries), so that a hit reads one manifest, not one a source.
     key = build_cache.key_of(
         ["thread", tools.identity, *tools.command, "--", *tools.compile_flags(), "--", *tools.link_flags(),
-         *_context(), LINKER_SCRIPT.read_bytes(),
+         tools.library_identity(), *_context(), LINKER_SCRIPT.read_bytes(),
          *(part for f in every for part in (str(f), f.read_bytes(), *tools.flags_for(f)))]
     )
     found = build_cache.lookup("programs", key)
@@ -300,14 +316,16 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
     flags = tools.link_flags()
     key = build_cache.key_of(
         # (an object's file is named by its own hash, checked when it was found)
-        ["elf", tools.identity, *tools.command, "--", *flags, LINKER_SCRIPT.read_bytes(), *(o.name for o in objects)]
+        ["elf", tools.identity, *tools.command, "--", *flags, tools.library_identity(), LINKER_SCRIPT.read_bytes(),
+         *(o.name for o in objects)]
     )
     found = build_cache.lookup("threads", key)
     if found is not None:
         return found[0]["thread"], found[1].get("messages", "")
     with build_cache.scratch("threads") as folder:
         output = folder / "thread.elf"
-        argv = [*tools.command, *flags, *map(str, objects), "-o", str(output)]
+        before, after = _library(tools)
+        argv = [*tools.command, *flags, *map(str, [*before, *objects, *after]), "-o", str(output)]
         _compiles += 1
         done = _run(argv, "the thread")
         messages = done.output.strip()
@@ -315,6 +333,17 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
             raise CompileFailed(toolchain.zig_cache_problem(messages) or messages, command=argv)
         kept = build_cache.store("threads", key, {"thread": output}, {}, messages=messages)
     return kept["thread"], messages
+
+
+def _library(tools: Toolchain) -> tuple[list[Path], list[Path]]:
+    """The C library's files, linked before the objects and after them (none for KMX_CC)."""
+    cpu = tools.library_cpu()
+    if cpu is None:
+        return [], []
+    try:
+        return libc.shipped(cpu)
+    except libc.LibraryError as error:
+        raise BuildError(str(error)) from None
 
 
 def _run(argv: list[str], what: str) -> toolchain.Done:

@@ -6,6 +6,11 @@ DEFAULT_TIMEOUT), and runs in a process group of its own, so that when the limit
 or the caller is interrupted (Ctrl-C) the compiler and every process it started (zig
 starts clang) are killed, not left running.
 
+Long work says so: a build still running after PROGRESS_AFTER seconds (or at once, for one
+known to be long: the native hooks' first build) prints one line to stderr, and another
+when it ends. `KMX_PROGRESS=0` turns the lines off; the pytest plugin sets it unless asked
+(--km-progress).
+
 zig keeps a cache of its own (`ZIG_GLOBAL_CACHE_DIR`, or ~/.cache/zig). When that is not
 set and there is no home folder to put it in, the simulator points it into the build
 cache, so that a machine with no HOME still compiles.
@@ -19,6 +24,7 @@ import math
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -27,6 +33,9 @@ from .cache import BuildError, cache_dir
 
 DEFAULT_TIMEOUT = 300.0  # seconds: a first build on a new machine takes several
 TIMEOUT_VARIABLE = "KMX_COMPILE_TIMEOUT"
+
+PROGRESS_VARIABLE = "KMX_PROGRESS"
+PROGRESS_AFTER = 2.0  # seconds: a build still running then says so
 
 # What zig prints when its cache folder cannot be used.
 _ZIG_CACHE_FAILURES = ("zig cache directory", "global cache directory", "AppDataDirUnavailable")
@@ -89,14 +98,55 @@ def environment() -> dict[str, str] | None:
     return {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(cache_dir() / "zig")}
 
 
-def run(argv: Sequence[str], *, what: str) -> Done:
+def progress_on() -> bool:
+    """The progress lines are printed (KMX_PROGRESS is not 0, no, off or false)."""
+    return os.environ.get(PROGRESS_VARIABLE, "1").strip().lower() not in ("0", "no", "off", "false")
+
+
+class _Progress:
+    """The two lines of a long build: one when it starts (at once when ANNOUNCE says it is
+    known to be long, else after PROGRESS_AFTER seconds), one when it ends."""
+
+    def __init__(self, what: str, announce: str | None) -> None:
+        self.what, self.started, self.said = what, time.monotonic(), False
+        self._lock = threading.Lock()
+        self._timer = None
+        if not progress_on():
+            return
+        if announce is not None:
+            self._say(f"komorebi-sim: building {announce}...")
+        else:
+            self._timer = threading.Timer(PROGRESS_AFTER, self._say, [f"komorebi-sim: still compiling {what}..."])
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _say(self, text: str) -> None:
+        with self._lock:
+            self.said = True
+            print(text, file=sys.stderr, flush=True)
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
+
+    def end(self, outcome: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            if self.said:
+                print(f"komorebi-sim: {outcome} {self.what} ({self.seconds():.1f} s)", file=sys.stderr, flush=True)
+
+
+def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: bool = False) -> Done:
     """Run the compiler command ARGV (WHAT it builds, for messages) and wait for it, at
-    most the time limit. Raises CompilerTimeout when the limit passes; whatever happens,
-    including an interrupt, the compiler's whole process group is gone on return."""
+    most the time limit. ANNOUNCE, for a build known to be long, is its progress line
+    (what, "once", about how long); FIRST says the build is a one-off for this machine.
+    Raises CompilerTimeout when the limit passes; whatever happens, including an
+    interrupt, the compiler's whole process group is gone on return."""
     import subprocess  # (only a build needs these: not imported for a hit)
     import tempfile
 
     limit = time_limit()
+    progress = _Progress(what, announce)
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(
             list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -118,20 +168,38 @@ def run(argv: Sequence[str], *, what: str) -> Done:
             returncode = process.wait()
         except BaseException:  # Ctrl-C, or the caller's thread told to stop
             _kill(process)
+            progress.end("stopped")
             raise
         finally:
             if timer is not None:
                 timer.cancel()
         if expired.is_set():
-            raise CompilerTimeout(
-                f"compiling {what} took longer than {limit:g} s, so the compiler was stopped. "
-                f"A compile that long is usually a macro or a template that expands without "
-                f"end; if the build is only slow, raise the limit with {TIMEOUT_VARIABLE}="
-                f"{max(2 * limit, 600):g} (seconds)"
-            )
+            progress.end("stopped")
+            raise CompilerTimeout(_timeout_message(what, limit, progress.seconds(), first))
+        progress.end("built" if returncode == 0 else "failed")
         output.seek(0)
         text = output.read().decode(errors="replace")
     return Done(returncode, text)
+
+
+def _timeout_message(what: str, limit: float, seconds: float, first: bool) -> str:
+    """Why a build that the time limit stopped may have been so long, and what to do."""
+    more = f"{TIMEOUT_VARIABLE}={max(2 * limit, 600):g} (seconds, inf for none)"
+    head = (f"building {what} ran {seconds:.1f} s, past the time limit of {limit:g} s "
+            f"(the machine's load: {_load()}), so the compiler was stopped. ")
+    if first:
+        return head + f"It is a one-off build for this machine: on a slow or busy machine, raise the limit with {more}"
+    return head + (f"If the machine is slow or busy, raise the limit with {more}; if not, a compile that "
+                   f"never ends is usually a macro or a template in {what} that expands without end")
+
+
+def _load() -> str:
+    """The machine's load average over the last minute, and its cores."""
+    try:
+        load = f"{os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):  # (Windows)
+        load = "not known"
+    return f"{load} on {os.cpu_count() or 1} cores"
 
 
 def zig_cache_problem(output: str) -> str | None:

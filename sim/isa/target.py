@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from ..build import libc
+
 ISA_STRING = "rv64imafdcv_zicsr_zifencei_zfh_zba_zbb"
 DEFAULT_CPU = "sifive_x280"
 DEFAULT_MARCH = "rv64gcv_zba_zbb_zfh_zvfh_zvl512b"  # (DEFAULT_CPU in gcc's spelling, for messages)
@@ -210,12 +212,9 @@ def zig_cpu(extensions: Sequence[str]) -> str:
     return "-mcpu=generic_rv64" + "".join(f"+{e}" for e in sorted(set(extensions) - {"i"}))
 
 
-# The C library (sim.build.thread) is built by zig for one of two CPUs, so that threads
-# built for many -march values share two builds of it (each takes about a minute): the
-# X280's own for a thread built for all of it, else plain RV64GC, whose code the engine
-# runs by itself and every other target includes. So the library never has an
-# instruction the thread's target lacks.
-LIBRARY_CPUS = (f"-mcpu={DEFAULT_CPU}", "-mcpu=baseline_rv64")
+# The C library a thread links is built for one of two CPUs (sim.build.libc, which ships
+# both): the X280's own for a thread built for all of it, else plain RV64GC.
+LIBRARY_CPUS = tuple(libc.CPUS.values())
 
 
 def library_cpu(extensions: Sequence[str]) -> str:

@@ -38,6 +38,8 @@ HEADERS = tuple(sorted(FOLDER.glob("*.h")))
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
+# The first build's progress line (docs/install.md has the figure).
+HOOKS_ANNOUNCE = "the simulator's native hooks for this machine (once; about 5 s on 2 cores)"
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
@@ -331,7 +333,8 @@ def _build() -> Path:
         return found[0]["hooks"]
     with build_cache.scratch("host") as folder:
         output = folder / f"hooks{LIBRARY_SUFFIX}"
-        done = toolchain.run([*command, *map(str, SOURCES), "-o", str(output)], what="the simulator's hooks")
+        done = toolchain.run([*command, *map(str, SOURCES), "-o", str(output)], what="the simulator's hooks",
+                             announce=HOOKS_ANNOUNCE, first=True)
         if done.returncode != 0 or not output.exists():
             problem = toolchain.zig_cache_problem(done.output)
             raise BuildError(

@@ -1,0 +1,16 @@
+"""The machine's numbers the API checks arguments against and takes its defaults from.
+
+They are the card's (docs/api.md), and the simulator has them too (komorebi.sim.layout,
+.schedule, .kmx.console); they are written here again so that `import komorebi`, a
+`km.Program` and a `km.Schedule` import no part of the simulator. The simulator's side of
+the seam (komorebi._simulator) checks, when it is first imported, that both say the same.
+"""
+
+PAGE = 4096  # bytes
+CLUSTERS = 4
+CORES_PER_CLUSTER = 4
+MAX_REGIONS = 16
+MAX_WORDS = 64
+DEFAULT_HEAP_BYTES = 64 << 20  # bytes
+DEFAULT_QUANTUM = 100_000  # instructions a turn, while several cores are ready
+OUTPUT_KEPT = 1 << 20  # characters of a thread's latest output lines kept, by default

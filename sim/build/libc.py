@@ -1,0 +1,251 @@
+"""The thread's C library: built once for the card, shipped in the package, checked at link.
+
+A thread links musl as the `ziglang` package builds it for `riscv64-linux-musl`, static and
+position-independent: zig's start file (rcrt1.o), musl (libc.a), zig's own C parts
+(libzigc.a), compiler-rt, and the UB sanitizer's runtime (which only a thread built with
+-fsanitize pulls in). That is target code, the same bytes on every host OS, so it is built
+when the package is built (setup.py: a wheel, an sdist, an editable install) into
+kmx_runtime/libc/NAME/, one folder for each CPU a link can pick (CPUS), and a user's first
+compile compiles only the user's files and the runtime's few sources.
+
+Each folder has a manifest: the ziglang version that built it, the recipe (the flags, and
+FORMAT), and each file's SHA-256. A link uses the files only while the manifest matches the
+ziglang installed, this file's recipe and the files' bytes; otherwise `shipped` raises
+LibraryError, which says what differs and how to build it again:
+
+    python -m komorebi.sim.build.libc            # build what is missing or stale
+    python -m komorebi.sim.build.libc --check    # say what is there, build nothing
+    python -m komorebi.sim.build.libc --force    # build all of it again
+
+The library is built without debug information (zig's -s): the simulator names the C
+library's frames by function, never by line (sim.image.dwarf), and so no file holds a path
+of the machine that built it: the same ziglang builds the same bytes anywhere
+(tests/build/test_libc.py builds it again and compares).
+
+This module imports nothing of the package, so that setup.py can load it by its path
+before the package is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+FORMAT = 1  # the recipe's and the manifest's layout; a library of another is built again
+MANIFEST = "manifest.json"
+# The CPUs a link can pick (sim.isa.target.library_cpu): the X280's own, vector unit and
+# all, for a thread built for all of the X280; plain RV64GC, which every other target
+# includes, for the rest. So the library never has an instruction the thread's target lacks.
+CPUS: Mapping[str, str] = {"x280": "-mcpu=sifive_x280", "rv64gc": "-mcpu=baseline_rv64"}
+TARGET = ("-target", "riscv64-linux-musl")
+# How the thread is linked (sim.build.thread: static, position-independent, no -O, so that
+# every optimisation level links this one build), less the debug information.
+RECIPE = ("-static", "-fPIE", "-s", "-fno-sanitize=all", "-Wl,--no-dynamic-linker")
+# What zig's own link line names, in its order: before the thread's objects, and after.
+BEFORE = ("rcrt1.o",)
+AFTER = ("libubsan_rt.a", "libc.a", "libzigc.a", "libcompiler_rt.a")
+BUILD_SECONDS = 60  # about how long the build takes on a 2-core machine (both CPUs at once: 44 s)
+TIME_LIMIT = 3600.0  # seconds: a build past this is stopped
+
+
+class LibraryError(Exception):
+    """The shipped C library is missing or does not match what would be built now."""
+
+
+def folder() -> Path:
+    """Where the library's folders are: kmx_runtime/libc (in a checkout or installed)."""
+    # (in a checkout this file is sim/build/libc.py beside kmx_runtime/; installed, it is
+    # komorebi/sim/build/libc.py beside komorebi/kmx_runtime/)
+    return Path(__file__).resolve().parent.parent.parent / "kmx_runtime" / "libc"
+
+
+def name_of(cpu: str) -> str:
+    """The folder name of CPU (an -mcpu flag of CPUS)."""
+    for name, flag in CPUS.items():
+        if flag == cpu:
+            return name
+    raise ValueError(f"{cpu!r} is not a CPU the C library is built for: {', '.join(CPUS.values())}")
+
+
+def ziglang_version() -> str:
+    """The installed ziglang package's version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("ziglang")
+    except metadata.PackageNotFoundError:
+        raise LibraryError("the ziglang package is not installed: pip install ziglang") from None
+
+
+def recipe(cpu: str) -> dict:
+    """What decides the library's bytes, besides zig itself."""
+    return {"format": FORMAT, "target": list(TARGET), "cpu": cpu, "flags": list(RECIPE),
+            "before": list(BEFORE), "after": list(AFTER)}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def problem(cpu: str, where: Path | None = None) -> str | None:
+    """Why the library for CPU in WHERE (default: the shipped one) cannot be linked, or
+    None when it can."""
+    place = (where or folder()) / name_of(cpu)
+    try:
+        manifest = json.loads((place / MANIFEST).read_text())
+    except FileNotFoundError:
+        return f"it is not there ({place / MANIFEST} does not exist)"
+    except (OSError, ValueError) as error:
+        return f"its manifest {place / MANIFEST} cannot be read ({error})"
+    wanted = recipe(cpu)
+    if manifest.get("recipe") != wanted:
+        return f"it was built by another recipe ({manifest.get('recipe')}; this version builds it by {wanted})"
+    version = ziglang_version()
+    if manifest.get("ziglang") != version:
+        return f"it was built by ziglang {manifest.get('ziglang')}, and ziglang {version} is installed"
+    files = manifest.get("files", {})
+    for name in (*BEFORE, *AFTER):
+        path = place / name
+        if name not in files:
+            return f"its manifest names no {name}"
+        if not path.is_file():
+            return f"{path} is missing"
+        if _sha256(path) != files[name]:
+            return f"{path} is not the file its manifest names (SHA-256 differs)"
+    return None
+
+
+def shipped(cpu: str) -> tuple[list[Path], list[Path]]:
+    """The files a thread for CPU links (before its objects, after them), checked against
+    their manifest. Raises LibraryError, with what to do, when they cannot be used."""
+    why = problem(cpu)
+    if why is not None:
+        raise LibraryError(
+            f"the card's C library for {cpu} cannot be linked: {why}. It is built when the "
+            f"package is built; in a checkout, build it with `{sys.executable} -m "
+            f"komorebi.sim.build.libc` (about {BUILD_SECONDS} s), or install the "
+            f"package again (pip install -e .)"
+        )
+    place = folder() / name_of(cpu)
+    return [place / n for n in BEFORE], [place / n for n in AFTER]
+
+
+def build(cpu: str, where: Path) -> Path:
+    """Build the library for CPU into WHERE/NAME, with its manifest; returns that folder.
+    zig runs in a folder of its own with a cache of its own, which is removed after."""
+    place = where / name_of(cpu)
+    with tempfile.TemporaryDirectory(prefix="kmx-libc-") as scratch:
+        process = _start(cpu, Path(scratch))
+        _finish(cpu, process, Path(scratch), place)
+    return place
+
+
+def _start(cpu: str, scratch: Path) -> subprocess.Popen:
+    # zig builds the C library to link a program: a program that does nothing, linked
+    # with -v, names the library's files on its ld.lld line.
+    (scratch / "main.c").write_text("int main(void) { return 0; }\n")
+    argv = [sys.executable, "-m", "ziglang", "cc", *TARGET, cpu, *RECIPE, "main.c", "-o", "main.elf", "-v"]
+    environment = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(scratch / "zig-cache"),
+                   "ZIG_LOCAL_CACHE_DIR": str(scratch / "zig-cache")}
+    output = open(scratch / "output.txt", "wb")
+    try:
+        return subprocess.Popen(argv, cwd=scratch, stdout=output, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=environment)
+    finally:
+        output.close()
+
+
+def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> None:
+    try:
+        returncode = process.wait(timeout=TIME_LIMIT)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    said = (scratch / "output.txt").read_text(errors="replace")
+    if returncode != 0:
+        raise LibraryError(f"zig could not build the C library for {cpu}:\n{said.strip()}")
+    links = [line for line in said.splitlines() if line.startswith("ld.lld ") and " -r " not in line]
+    if not links:
+        raise LibraryError(f"zig printed no link line for the C library for {cpu}:\n{said.strip()}")
+    named = {Path(word).name: scratch / word for word in links[-1].split() if word.endswith((".o", ".a"))}
+    missing = [n for n in (*BEFORE, *AFTER) if n not in named]
+    if missing:
+        raise LibraryError(f"zig's link for {cpu} named no {', '.join(missing)}: {links[-1]}")
+    fresh = place.with_name(place.name + ".new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    fresh.mkdir(parents=True)
+    files = {}
+    for name in (*BEFORE, *AFTER):
+        shutil.copyfile(named[name], fresh / name)
+        files[name] = _sha256(fresh / name)
+    manifest = {"ziglang": ziglang_version(), "recipe": recipe(cpu), "files": files}
+    (fresh / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    shutil.rmtree(place, ignore_errors=True)
+    fresh.rename(place)
+
+
+def build_all(where: Path | None = None, *, force: bool = False, say=None) -> list[str]:
+    """Build every CPU's library that is missing or stale in WHERE (default: the shipped
+    folder), all at once (one zig each, in parallel). Returns the CPUs built."""
+    where = where or folder()
+    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+    wanted = [cpu for cpu in CPUS.values() if force or problem(cpu, where) is not None]
+    if not wanted:
+        return []
+    say(f"komorebi-sim: building the card's C library (musl, for {', '.join(wanted)}) once, "
+        f"into {where}; about {BUILD_SECONDS} s on a 2-core machine...")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kmx-libc-") as scratch:
+        scratches = {cpu: Path(scratch) / name_of(cpu) for cpu in wanted}
+        processes = {}
+        try:
+            for cpu in wanted:
+                scratches[cpu].mkdir()
+                processes[cpu] = _start(cpu, scratches[cpu])
+            for cpu in wanted:
+                _finish(cpu, processes[cpu], scratches[cpu], where / name_of(cpu))
+        finally:
+            for process in processes.values():
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+    say(f"komorebi-sim: the card's C library is built ({time.monotonic() - started:.0f} s)")
+    return wanted
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m komorebi.sim.build.libc", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="say what is there; build nothing")
+    parser.add_argument("--force", action="store_true", help="build every CPU's library again")
+    parser.add_argument("--into", type=Path, help="build into this folder (default: the package's)")
+    options = parser.parse_args(argv)
+    where = options.into or folder()
+    if options.check:
+        bad = 0
+        for cpu in CPUS.values():
+            why = problem(cpu, where)
+            bad += why is not None
+            print(f"{cpu}: {'ready' if why is None else why}")
+        return 1 if bad else 0
+    build_all(where, force=options.force)
+    for cpu in CPUS.values():
+        print(f"{cpu}: {where / name_of(cpu)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

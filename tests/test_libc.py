@@ -1,0 +1,181 @@
+"""The card's C library comes built with the package (sim/build/libc.py): a first compile on
+a fresh machine, from any folder, builds none of it; a stale or damaged one is refused with
+what to do; the one shipped is the one the current recipe builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import komorebi as km
+from komorebi.sim.build import libc
+from komorebi.sim.isa import target
+from tests.conftest import ROOT
+
+LESSON = ROOT / "tutorial" / "35_sharing_memory"
+EXPECTED = (
+    "the thread went through 1024 numbers\n"
+    "first five tripled: [0, 3, 6, 9, 12]\n"
+    "last five tripled: [3057, 3060, 3063, 3066, 3069]\n"
+)
+
+
+def _fresh_environment(tmp_path: Path) -> dict[str, str]:
+    """A new user's: an empty HOME, no build cache, no zig cache."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KMX_CACHE_DIR", "ZIG_GLOBAL_CACHE_DIR", "XDG_CACHE_HOME", "KMX_PROGRESS")}
+    return {**env, "HOME": str(home)}
+
+
+def _zig_built_a_c_library(home: Path) -> list[Path]:
+    """What zig's own cache holds of a C library: it builds one only when a link needs it."""
+    return sorted(p for p in (home / ".cache" / "zig").rglob("*") if p.name in ("libc.a", "crt1.o", "rcrt1.o"))
+
+
+def test_both_cpus_libraries_are_shipped_and_intact():
+    for cpu in libc.CPUS.values():
+        assert libc.problem(cpu) is None, libc.problem(cpu)
+        before, after = libc.shipped(cpu)
+        assert [p.name for p in before + after] == [*libc.BEFORE, *libc.AFTER]
+
+
+def test_the_library_cpus_are_the_targets():
+    assert target.LIBRARY_CPUS[0] == f"-mcpu={target.DEFAULT_CPU}"
+    assert target.library_cpu(target.X280) == libc.CPUS["x280"]
+
+
+def test_a_first_run_on_a_fresh_machine_builds_no_c_library(tmp_path):
+    """The cold case CI runs: lesson 35 with an empty HOME and empty caches, from a folder
+    of its own. zig builds nothing of the C library, and the first build (the hooks) says
+    so on stderr."""
+    env = _fresh_environment(tmp_path)
+    folder = tmp_path / "lesson"
+    shutil.copytree(LESSON, folder)
+    done = subprocess.run([sys.executable, "program.py"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == EXPECTED
+    assert _zig_built_a_c_library(Path(env["HOME"])) == []
+    assert "komorebi-sim: building the simulator's native hooks" in done.stderr
+    assert "komorebi-sim: built the simulator's hooks" in done.stderr
+
+
+def test_progress_lines_can_be_turned_off(tmp_path):
+    env = {**_fresh_environment(tmp_path), "KMX_PROGRESS": "0"}
+    script = "from komorebi.sim.native import hooks; hooks.library()"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_nothing_depends_on_the_working_folder(tmp_path):
+    """New threads compiled from five folders: zig builds no C library from any of them,
+    and the same thread compiled from another folder is found in the cache, not built."""
+    env = _fresh_environment(tmp_path)
+    env["KMX_CACHE_DIR"] = str(tmp_path / "kmx-cache")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        from pathlib import Path
+        from komorebi.sim.build import thread
+        where = sys.argv[1:]
+        for n, folder in enumerate(where):
+            os.chdir(folder)
+            new = Path({str(sources)!r}) / f"new{{n}}.c"
+            new.write_text('#include "kmx.h"\\nint kmx_main(int core) {{ return ' + str(n) + '; }}\\n')
+            thread.build_thread([new])
+            same = Path({str(sources)!r}) / "same.c"
+            same.write_text('#include "kmx.h"\\nint kmx_main(int core) {{ return 7; }}\\n')
+            before = thread.compiler_runs
+            thread.build_thread([same])
+            print(folder, thread.compiler_runs - before)
+        """
+    )
+    venv_side = tmp_path / "beside"
+    venv_side.mkdir()
+    folders = ["/", "/tmp", str(ROOT), str(LESSON), str(venv_side)]
+    done = subprocess.run([sys.executable, "-c", script, *folders], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    compiled = [int(line.rsplit(" ", 1)[1]) for line in done.stdout.splitlines()]
+    assert compiled == [1, 0, 0, 0, 0], done.stdout  # (the same thread: built once, then found)
+    assert _zig_built_a_c_library(Path(env["HOME"])) == []
+
+
+@pytest.fixture
+def copied_library(tmp_path, monkeypatch) -> Path:
+    """A copy of the shipped library that the link uses instead, to damage."""
+    copy = tmp_path / "libc"
+    shutil.copytree(libc.folder(), copy)
+    monkeypatch.setattr(libc, "folder", lambda: copy)
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "kmx-cache"))
+    return copy
+
+
+def _load_message(tmp_path: Path, kernels: Path) -> str:
+    source = tmp_path / "thread.c"
+    source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
+    program = km.Program("p", kernels=kernels)
+    program.thread(cluster=0, sources=[source])
+    with km.Session() as session, pytest.raises(km.CompileError) as raised:
+        session.load(program)
+    return str(raised.value)
+
+
+def test_a_library_built_by_another_ziglang_is_refused(tmp_path, kernels, copied_library):
+    manifest = copied_library / "x280" / libc.MANIFEST
+    data = json.loads(manifest.read_text())
+    data["ziglang"] = "0.1.0"
+    manifest.write_text(json.dumps(data))
+    message = _load_message(tmp_path, kernels)
+    assert "the card's C library for -mcpu=sifive_x280 cannot be linked" in message
+    assert f"built by ziglang 0.1.0, and ziglang {libc.ziglang_version()} is installed" in message
+    assert "-m komorebi.sim.build.libc" in message
+
+
+def test_a_damaged_or_missing_library_is_refused(tmp_path, kernels, copied_library):
+    archive = copied_library / "x280" / "libc.a"
+    archive.write_bytes(archive.read_bytes()[:1000])
+    assert "SHA-256 differs" in _load_message(tmp_path, kernels)
+    shutil.rmtree(copied_library / "x280")
+    assert "does not exist" in _load_message(tmp_path, kernels)
+
+
+def test_a_library_of_another_recipe_is_refused(copied_library):
+    manifest = copied_library / "rv64gc" / libc.MANIFEST
+    data = json.loads(manifest.read_text())
+    data["recipe"]["flags"] = ["-O2"]
+    manifest.write_text(json.dumps(data))
+    assert "built by another recipe" in libc.problem(libc.CPUS["rv64gc"])
+    with pytest.raises(libc.LibraryError, match="cannot be linked"):
+        libc.shipped(libc.CPUS["rv64gc"])
+
+
+def test_the_check_command_says_what_is_there(copied_library):
+    assert libc.main(["--check", "--into", str(copied_library)]) == 0
+    (copied_library / "rv64gc" / "libzigc.a").unlink()
+    assert libc.main(["--check", "--into", str(copied_library)]) == 1
+
+
+@pytest.mark.slow
+def test_the_shipped_library_is_the_one_the_current_recipe_builds(tmp_path):
+    """Built again, in another folder with another zig cache: the same bytes (no debug
+    information, so no path of the machine that built it)."""
+    cpu = libc.CPUS["x280"]
+    place = libc.build(cpu, tmp_path)
+    assert libc.problem(cpu, tmp_path) is None
+    rebuilt = json.loads((place / libc.MANIFEST).read_text())
+    shipped = json.loads((libc.folder() / "x280" / libc.MANIFEST).read_text())
+    assert rebuilt == shipped
