@@ -14,5 +14,6 @@ Installed as `komorebi.sim` (the repository keeps it at the top, beside the API)
     kmx/           the kmx calls: the trap table, kmx_print, what a thread hands Python
     image/         the thread's ELF (elf.py) and its DWARF line table (dwarf.py)
     native/        the hooks in C on the fast path, and their build for the host
-    build/         building: the build cache, the compiler's run, what a compile read
+    build/         building: the build cache, the compiler's run, what a compile read,
+                   the card's C library (built with the package, libc.py)
 """

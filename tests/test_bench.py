@@ -21,6 +21,7 @@ SMALL = {
     "vector.py": ["--quick", "--repeat", "1"],
     "cache_modes.py": ["--quick", "--repeat", "1"],
     "observing.py": ["--quick", "--repeat", "1"],
+    "first_run.py": ["--quick"],
     "races.py": ["--seeds", "1", "--schedules", "20", "--rate-schedules", "10", "--bugs", "2"],
 }
 

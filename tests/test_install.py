@@ -53,3 +53,23 @@ def test_the_wheel_lists_every_package_of_the_machine():
     found = {"komorebi.sim" + ("." + ".".join(p.parent.relative_to(ROOT / "sim").parts) if p.parent != ROOT / "sim" else "")
              for p in (ROOT / "sim").rglob("__init__.py")}
     assert found <= listed, sorted(found - listed)
+
+
+def test_import_costs_what_it_uses(tmp_path, kernels):
+    """`import komorebi` imports no part of the simulator, and a Program (with an array
+    region) and a Schedule need no engine: the machine comes with the first Session."""
+    script = (
+        "import sys, numpy as np, komorebi as km\n"
+        "print(sorted(m for m in sys.modules if m.startswith('komorebi.sim') or m.split('.')[0] in ('unicorn', 'numpy'))[:1])\n"
+        f"p = km.Program('p', kernels={str(kernels)!r})\n"
+        f"p.thread(cluster=0, sources=[{str(LESSON / 'thread' / 'triple.c')!r}], regions={{'a': np.arange(8)}})\n"
+        "km.Schedule.random(3)\n"
+        "print([m for m in sys.modules if m.split('.')[0] == 'unicorn' or m in ('komorebi.sim.card', 'komorebi.sim.hart.engine')])\n"
+    )
+    bare = "import sys, komorebi\nprint(sorted(m for m in sys.modules if m.startswith('komorebi.') or m.split('.')[0] in ('numpy', 'unicorn')))\n"
+    done = subprocess.run([sys.executable, "-c", bare], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['komorebi._errors']"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "[]"
