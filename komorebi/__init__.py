@@ -45,18 +45,20 @@ if _TYPE_CHECKING:
     from komorebi._session import Run, Session, Thread
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:  # (a submodule: komorebi.sim, komorebi._session, ...)
-        try:
-            return _importlib.import_module(f"komorebi.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"komorebi.{name}":
-                raise
-        raise AttributeError(f"module 'komorebi' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"komorebi.{module}"), name)
-    globals()[name] = value  # (found directly from now on)
-    return value
+if not _TYPE_CHECKING:  # (a type checker sees the imports above, and no catch-all)
+
+    def __getattr__(name: str):
+        module = _LAZY.get(name)
+        if module is None:  # (a submodule: komorebi.sim, komorebi._session, ...)
+            try:
+                return _importlib.import_module(f"komorebi.{name}")
+            except ModuleNotFoundError as error:
+                if error.name != f"komorebi.{name}":
+                    raise
+            raise AttributeError(f"module 'komorebi' has no attribute {name!r}")
+        value = getattr(_importlib.import_module(f"komorebi.{module}"), name)
+        globals()[name] = value  # (found directly from now on)
+        return value
 
 
 def __dir__() -> list[str]:

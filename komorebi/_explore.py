@@ -27,14 +27,12 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from komorebi._errors import CoherenceWarning, OutputWarning, ThreadFault
 from komorebi._program import Program
 from komorebi._schedule import DEFAULT_QUANTUM, Schedule
-
-if TYPE_CHECKING:
-    import concurrent.futures as futures
+import concurrent.futures as futures  # (light: its pools are imported where they are made)
 
 KINDS = ("check", "fault", "timeout", "finding")
 DEFAULT_FAIL_ON = ("check", "fault", "timeout")
@@ -244,8 +242,6 @@ def _shrink(make_program, check, failure: _Outcome, quantum: int, settings: _Set
 
 
 def _check_args(schedules, strategy, depth, coherence, workers, executor, timeout, fail_on, quantum, seed) -> tuple:
-    import concurrent.futures as futures  # (imported by the first explore, not by komorebi)
-
     for name, value, low in (("schedules", schedules, 1), ("depth", depth, 1), ("quantum", quantum, 1)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -304,7 +300,6 @@ def _local_pool(workers: int, make_program, check) -> tuple[futures.Executor, in
     """N local processes, and the token their tasks find the functions by: on Linux they
     fork, and inherit them (a lambda or a closure too); elsewhere they spawn, and the
     functions are pickled by name (None)."""
-    import concurrent.futures as futures
     import multiprocessing
     import pickle
 
@@ -436,8 +431,6 @@ def _executor_workers(executor: futures.Executor) -> int:
 def _run_on(pool: futures.Executor, make_program, check, jobs, settings, stop_at_first, outcomes, failed_numbers,
             show, workers: int, token: int | None) -> None:
     """JOBS on POOL, a few at a task; OUTCOMES and FAILED_NUMBERS filled as they come."""
-    import concurrent.futures as futures
-
     size = max(1, min(16, len(jobs) // (4 * max(workers, 1))))
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     functions = (None, None) if token is not None else (make_program, check)

@@ -179,3 +179,18 @@ def test_the_shipped_library_is_the_one_the_current_recipe_builds(tmp_path):
     rebuilt = json.loads((place / libc.MANIFEST).read_text())
     shipped = json.loads((libc.folder() / "x280" / libc.MANIFEST).read_text())
     assert rebuilt == shipped
+
+
+def test_a_compiler_that_cannot_start_prints_no_progress_line(tmp_path, monkeypatch, capfd):
+    """The progress line starts with the compiler: a missing one is an error, and no
+    'still compiling' comes after it."""
+    from komorebi.sim.build import toolchain
+
+    monkeypatch.setenv("KMX_PROGRESS", "1")
+    monkeypatch.setattr(toolchain, "PROGRESS_AFTER", 0.0)
+    with pytest.raises(FileNotFoundError):
+        toolchain.run([str(tmp_path / "no-such-compiler")], what="thread.c")
+    import threading
+
+    assert [t for t in threading.enumerate() if isinstance(t, threading.Timer)] == []
+    assert "still compiling" not in capfd.readouterr().err

@@ -86,6 +86,19 @@ def ziglang_version() -> str:
         raise LibraryError("the ziglang package is not installed: pip install ziglang") from None
 
 
+def _wanted_ziglang() -> str:
+    """The ziglang version the installed package asks for (its requirement), or '...'."""
+    from importlib import metadata
+
+    try:
+        for requirement in metadata.requires("komorebi-sim") or []:
+            if requirement.startswith("ziglang=="):
+                return requirement.split("==", 1)[1].split(";")[0].strip()
+    except metadata.PackageNotFoundError:
+        pass
+    return "..."
+
+
 def recipe(cpu: str) -> dict:
     """What decides the library's bytes, besides zig itself."""
     return {"format": FORMAT, "target": list(TARGET), "cpu": cpu, "flags": list(RECIPE),
@@ -113,7 +126,10 @@ def problem(cpu: str, where: Path | None = None) -> str | None:
     wanted = recipe(cpu)
     if manifest.get("recipe") != wanted:
         return f"it was built by another recipe ({manifest.get('recipe')}; this version builds it by {wanted})"
-    version = ziglang_version()
+    try:
+        version = ziglang_version()
+    except LibraryError as error:
+        return str(error)
     if manifest.get("ziglang") != version:
         return f"it was built by ziglang {manifest.get('ziglang')}, and ziglang {version} is installed"
     files = manifest.get("files", {})
@@ -135,9 +151,10 @@ def shipped(cpu: str) -> tuple[list[Path], list[Path]]:
     if why is not None:
         raise LibraryError(
             f"the card's C library for {cpu} cannot be linked: {why}. It is built when the "
-            f"package is built; in a checkout, build it with `{sys.executable} -m "
-            f"komorebi.sim.build.libc` (about {BUILD_SECONDS} s), or install the "
-            f"package again (pip install -e .)"
+            f"package is built: install the package again (from a checkout, pip install -e .), "
+            f"or build it in place with `{sys.executable} -m komorebi.sim.build.libc` (about "
+            f"{BUILD_SECONDS} s); when the ziglang versions differ, installing the one the "
+            f"package asks for (pip install ziglang=={_wanted_ziglang()}) is enough"
         )
     place = folder() / name_of(cpu)
     return [place / n for n in BEFORE], [place / n for n in AFTER]
@@ -162,8 +179,9 @@ def _start(cpu: str, scratch: Path) -> subprocess.Popen:
                    "ZIG_LOCAL_CACHE_DIR": str(scratch / "zig-cache")}
     output = open(scratch / "output.txt", "wb")
     try:
+        # (a process group of its own: a build stopped or interrupted takes zig's clangs with it)
         return subprocess.Popen(argv, cwd=scratch, stdout=output, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=environment)
+                                stdin=subprocess.DEVNULL, env=environment, start_new_session=os.name == "posix")
     finally:
         output.close()
 
@@ -172,8 +190,7 @@ def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> 
     try:
         returncode = process.wait(timeout=TIME_LIMIT)
     except BaseException:
-        process.kill()
-        process.wait()
+        _stop(process)
         raise
     said = (scratch / "output.txt").read_text(errors="replace")
     if returncode != 0:
@@ -198,6 +215,21 @@ def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> 
     fresh.rename(place)
 
 
+def _stop(process: subprocess.Popen) -> None:
+    """Stop zig and every process it started (its group), unless it has ended."""
+    if process.poll() is not None:
+        return
+    if os.name == "posix":
+        import signal
+
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    process.kill()
+    process.wait()
+
+
 def build_all(where: Path | None = None, *, force: bool = False, say=None) -> list[str]:
     """Build every CPU's library that is missing or stale in WHERE (default: the shipped
     folder), all at once (one zig each, in parallel). Returns the CPUs built."""
@@ -220,9 +252,7 @@ def build_all(where: Path | None = None, *, force: bool = False, say=None) -> li
                 _finish(cpu, processes[cpu], scratches[cpu], where / name_of(cpu))
         finally:
             for process in processes.values():
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+                _stop(process)
     say(f"komorebi-sim: the card's C library is built ({time.monotonic() - started:.0f} s)")
     return wanted
 

@@ -108,7 +108,7 @@ class _Progress:
     known to be long, else after PROGRESS_AFTER seconds), one when it ends."""
 
     def __init__(self, what: str, announce: str | None) -> None:
-        self.what, self.started, self.said = what, time.monotonic(), False
+        self.what, self.started, self.said, self.ended = what, time.monotonic(), False, False
         self._lock = threading.Lock()
         self._timer = None
         if not progress_on():
@@ -122,6 +122,8 @@ class _Progress:
 
     def _say(self, text: str) -> None:
         with self._lock:
+            if self.ended:  # (the timer fired as the build ended)
+                return
             self.said = True
             print(text, file=sys.stderr, flush=True)
 
@@ -132,6 +134,7 @@ class _Progress:
         if self._timer is not None:
             self._timer.cancel()
         with self._lock:
+            self.ended = True
             if self.said:
                 print(f"komorebi-sim: {outcome} {self.what} ({self.seconds():.1f} s)", file=sys.stderr, flush=True)
 
@@ -146,12 +149,12 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: b
     import tempfile
 
     limit = time_limit()
-    progress = _Progress(what, announce)
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen(
             list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=environment(), start_new_session=os.name == "posix",
         )
+        progress = _Progress(what, announce)  # (once the compiler runs: one that cannot start says nothing)
         # A timer kills the compiler when the limit passes, and the wait itself blocks
         # (Popen's wait with a timeout polls, which costs tens of milliseconds a compile).
         expired = threading.Event()
@@ -189,6 +192,8 @@ def _timeout_message(what: str, limit: float, seconds: float, first: bool) -> st
             f"(the machine's load: {_load()}), so the compiler was stopped. ")
     if first:
         return head + f"It is a one-off build for this machine: on a slow or busy machine, raise the limit with {more}"
+    if not what.endswith((".c", ".cc", ".cpp", ".cxx", ".C", ".S", ".s")):  # (a link: no macro to blame)
+        return head + f"If the machine is slow or busy, raise the limit with {more}"
     return head + (f"If the machine is slow or busy, raise the limit with {more}; if not, a compile that "
                    f"never ends is usually a macro or a template in {what} that expands without end")
 
