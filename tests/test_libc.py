@@ -169,6 +169,75 @@ def test_the_check_command_says_what_is_there(copied_library):
     assert libc.main(["--check", "--into", str(copied_library)]) == 1
 
 
+def _member_names(archive: bytes) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "ziglang", "ar", "t", "/dev/stdin"], input=archive,
+                         capture_output=True, check=True)
+    return out.stdout.decode().split()
+
+
+def test_the_shipped_archives_name_no_build_folder():
+    """zig names an archive's members by its cache folder (zig-cache/o/HASH/aio.o), a hash
+    that differs from build to build; the shipped ones are named by file alone, and
+    their symbol tables are the ones llvm's ranlib would write."""
+    for name in ("libc.a", "libzigc.a"):
+        archive = (libc.folder() / "x280" / name).read_bytes()
+        names = _member_names(archive)
+        assert names and not [n for n in names if "/" in n], names[:5]
+        assert libc._canonical_archive(archive) == archive
+
+
+def _zig_style_archive(members: list[tuple[str, bytes]], symbols: list[tuple[str, int]]) -> bytes:
+    """A GNU archive as zig writes one: every member's name in the long names' member,
+    a symbol table first (SYMBOLS: a name and the index of the member that defines it)."""
+    def header(name: str, size: int) -> bytes:
+        return f"{name:<16}{0:<12}{0:<6}{0:<6}{644:<8}{size:<10}`\n".encode()
+
+    def pad(body: bytes) -> bytes:
+        return body + b"\n" * (len(body) & 1)
+
+    table = b"".join(name.encode() + b"/\n" for name, _ in members)
+    names = b"".join(symbol.encode() + b"\0" for symbol, _ in symbols)
+    index_size = 4 + 4 * len(symbols) + len(names)
+    at = 8 + 60 + len(pad(b"x" * index_size)) + 60 + len(pad(table))
+    places, offsets = [], []
+    offset = 0
+    for name, body in members:
+        places.append(at)
+        offsets.append(offset)
+        offset += len(name) + 2
+        at += 60 + len(pad(body))
+    index = len(symbols).to_bytes(4, "big") + b"".join(places[i].to_bytes(4, "big") for _, i in symbols) + names
+    out = [b"!<arch>\n", header("/", len(index)), pad(index), header("//", len(table)), pad(table)]
+    for (name, body), offset in zip(members, offsets):
+        out += [header(f"/{offset}", len(body)), pad(body)]
+    return b"".join(out)
+
+
+def test_an_archive_named_by_zigs_cache_becomes_the_same_bytes(tmp_path):
+    """Two builds whose members differ only in zig's cache folders give one archive, the
+    one llvm's ranlib writes (the symbol table's offsets follow the members)."""
+    bodies = []
+    for i, source in enumerate(["int first_function(void) { return 1; }",
+                                "int a_function_with_a_long_name_here(void) { return 2; }"]):
+        (tmp_path / f"s{i}.c").write_text(source + "\n")
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "riscv64-linux-musl", "-c",
+                        str(tmp_path / f"s{i}.c"), "-o", str(tmp_path / f"s{i}.o")], check=True)
+        bodies.append((tmp_path / f"s{i}.o").read_bytes())
+    stems = ["short.o", "a_member_name_longer_than_fifteen.o"]
+    symbols = [("first_function", 0), ("a_function_with_a_long_name_here", 1)]
+    built = [_zig_style_archive([(f"{folder}/{stem}", body) for stem, body in zip(stems, bodies)], symbols)
+             for folder in ("zig-cache/o/0123456789abcdef", "zig-cache/o/fedcba98765432100123")]
+    assert built[0] != built[1]
+    assert _member_names(built[0])[0] == "zig-cache/o/0123456789abcdef/short.o"
+    canonical = [libc._canonical_archive(a) for a in built]
+    assert canonical[0] == canonical[1]
+    assert _member_names(canonical[0]) == stems
+    again = tmp_path / "ranlib.a"
+    again.write_bytes(canonical[0])
+    subprocess.run([sys.executable, "-m", "ziglang", "ranlib", str(again)], check=True)
+    assert again.read_bytes() == canonical[0]
+
+
 @pytest.mark.slow
 def test_the_shipped_library_is_the_one_the_current_recipe_builds(tmp_path):
     """Built again, in another folder with another zig cache: the same bytes (no debug

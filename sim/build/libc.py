@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-FORMAT = 1  # the recipe's and the manifest's layout; a library of another is built again
+FORMAT = 2  # the recipe's and the manifest's layout; a library of another is built again
+# (2: archive members named by their file alone, not by zig's cache folder: _canonical_archive)
 MANIFEST = "manifest.json"
 # The CPUs a link can pick (sim.isa.target.library_cpu): the X280's own, vector unit and
 # all, for a thread built for all of the X280; plain RV64GC, which every other target
@@ -190,7 +191,7 @@ def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> 
     try:
         returncode = process.wait(timeout=TIME_LIMIT)
     except BaseException:
-        _stop(process)
+        stop_group(process)
         raise
     said = (scratch / "output.txt").read_text(errors="replace")
     if returncode != 0:
@@ -207,7 +208,10 @@ def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> 
     fresh.mkdir(parents=True)
     files = {}
     for name in (*BEFORE, *AFTER):
-        shutil.copyfile(named[name], fresh / name)
+        if name.endswith(".a"):
+            (fresh / name).write_bytes(_canonical_archive(named[name].read_bytes()))
+        else:
+            shutil.copyfile(named[name], fresh / name)
         files[name] = _sha256(fresh / name)
     manifest = {"ziglang": ziglang_version(), "recipe": recipe(cpu), "files": files}
     (fresh / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -215,9 +219,89 @@ def _finish(cpu: str, process: subprocess.Popen, scratch: Path, place: Path) -> 
     fresh.rename(place)
 
 
-def _stop(process: subprocess.Popen) -> None:
-    """Stop zig and every process it started (its group), unless it has ended."""
-    if process.poll() is not None:
+def _canonical_archive(data: bytes) -> bytes:
+    """The GNU archive DATA with each member named by its file name alone. zig names the
+    members it archives by their place in its cache (zig-cache/o/HASH/aio.o), and the hash
+    differs from one build to the next while the objects' bytes do not; so that the same
+    ziglang builds the same library anywhere, the folders go. The symbol table's offsets
+    follow the members; the members, their order and their bytes are kept."""
+    if not data.startswith(b"!<arch>\n"):
+        raise LibraryError("zig built an archive that is not a GNU archive")
+    members = []  # (name, header's fields after the name, body)
+    long_names = b""
+    at = 8
+    while at < len(data):
+        header = data[at:at + 60]
+        if len(header) < 60 or header[58:60] != b"`\n":
+            raise LibraryError(f"zig built an archive with a damaged member header at byte {at}")
+        size = int(header[48:58])
+        body = data[at + 60:at + 60 + size]
+        name = header[:16].decode().rstrip()
+        if name == "//":
+            long_names = body
+        elif name in ("/", "/SYM64/"):
+            members.append((name, header[16:58], body))
+        else:
+            if name.startswith("/"):  # "/OFFSET": the name is in the long names' member
+                start = int(name[1:])
+                name = long_names[start:long_names.index(b"/\n", start)].decode()
+            else:
+                name = name.rstrip("/")
+            members.append((name.rsplit("/", 1)[-1], header[16:58], body))
+        at += 60 + size + (size & 1)
+    symbols = [m for m in members if m[0] in ("/", "/SYM64/")]
+    objects = [m for m in members if m[0] not in ("/", "/SYM64/")]
+    table = b"".join(name.encode() + b"/\n" for name, _, _ in objects if len(name) > 15)
+
+    def header(name: str, fields: bytes, size: int) -> bytes:
+        return name.encode().ljust(16) + fields[:32] + str(size).encode().ljust(10) + b"`\n"
+
+    def pad(body: bytes) -> bytes:
+        return body + b"\n" * (len(body) & 1)
+
+    # The objects' places in the new archive, for the symbol table.
+    first = 8 + sum(60 + len(pad(body)) for _, _, body in symbols)
+    if table:
+        first += 60 + len(pad(table))
+    places, where, offset = [], first, 0
+    parts = []
+    for name, fields, body in objects:
+        if len(name) > 15:
+            label = f"/{offset}"
+            offset += len(name) + 2
+        else:
+            label = name + "/"
+        places.append(where)
+        parts.append(header(label, fields, len(body)) + pad(body))
+        where += len(parts[-1])
+    old_places = []  # the objects' places in DATA, in order
+    at = 8
+    while at < len(data):
+        size = int(data[at + 48:at + 58])
+        if data[at:at + 16].decode().rstrip() not in ("/", "/SYM64/", "//"):
+            old_places.append(at)
+        at += 60 + size + (size & 1)
+    moved = dict(zip(old_places, places))
+    out = [b"!<arch>\n"]
+    for name, fields, body in symbols:
+        width = 8 if name == "/SYM64/" else 4
+        count = int.from_bytes(body[:width], "big")
+        offsets = [int.from_bytes(body[width * (1 + i):width * (2 + i)], "big") for i in range(count)]
+        fixed = b"".join(moved[o].to_bytes(width, "big") for o in offsets)
+        new = body[:width] + fixed + body[width * (1 + count):]
+        out.append(header(name, fields, len(new)) + pad(new))
+    if table:
+        out.append(header("//", b" " * 32, len(table)) + pad(table))
+    out.extend(parts)
+    return b"".join(out)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """Kill a compiler and everything it started (its process group). The group goes
+    first, while the compiler is not yet reaped, so that its number still names this
+    group. (sim.build.toolchain stops the thread's compilers with this too; it is here
+    because setup.py loads this file alone.)"""
+    if process.returncode is not None:
         return
     if os.name == "posix":
         import signal
@@ -226,7 +310,10 @@ def _stop(process: subprocess.Popen) -> None:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    process.kill()
+    try:
+        process.kill()
+    except OSError:
+        pass
     process.wait()
 
 
@@ -252,7 +339,7 @@ def build_all(where: Path | None = None, *, force: bool = False, say=None) -> li
                 _finish(cpu, processes[cpu], scratches[cpu], where / name_of(cpu))
         finally:
             for process in processes.values():
-                _stop(process)
+                stop_group(process)
     say(f"komorebi-sim: the card's C library is built ({time.monotonic() - started:.0f} s)")
     return wanted
 

@@ -327,7 +327,7 @@ def _link(tools: Toolchain, objects: list[Path]) -> tuple[Path, str]:
         before, after = _library(tools)
         argv = [*tools.command, *flags, *map(str, [*before, *objects, *after]), "-o", str(output)]
         _compiles += 1
-        done = _run(argv, "the thread")
+        done = _run(argv, "the thread", kind="link")
         messages = done.output.strip()
         if done.returncode != 0 or not output.exists():
             raise CompileFailed(toolchain.zig_cache_problem(messages) or messages, command=argv)
@@ -346,9 +346,9 @@ def _library(tools: Toolchain) -> tuple[list[Path], list[Path]]:
         raise BuildError(str(error)) from None
 
 
-def _run(argv: list[str], what: str) -> toolchain.Done:
+def _run(argv: list[str], what: str, kind: str = "compile") -> toolchain.Done:
     try:
-        return toolchain.run(argv, what=what)
+        return toolchain.run(argv, what=what, kind=kind)
     except FileNotFoundError:
         raise CompileFailed(
             f"the compiler {argv[0]!r} was not found (KMX_CC={os.environ.get('KMX_CC')!r})",

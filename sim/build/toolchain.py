@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cache import BuildError, cache_dir
+from .libc import stop_group
 
 DEFAULT_TIMEOUT = 300.0  # seconds: a first build on a new machine takes several
 TIMEOUT_VARIABLE = "KMX_COMPILE_TIMEOUT"
@@ -139,10 +140,11 @@ class _Progress:
                 print(f"komorebi-sim: {outcome} {self.what} ({self.seconds():.1f} s)", file=sys.stderr, flush=True)
 
 
-def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: bool = False) -> Done:
+def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: str = "compile") -> Done:
     """Run the compiler command ARGV (WHAT it builds, for messages) and wait for it, at
     most the time limit. ANNOUNCE, for a build known to be long, is its progress line
-    (what, "once", about how long); FIRST says the build is a one-off for this machine.
+    (what, "once", about how long); KIND, for the advice when the time limit stops it, is
+    "compile" (a source), "link" or "first" (a one-off build for this machine).
     Raises CompilerTimeout when the limit passes; whatever happens, including an
     interrupt, the compiler's whole process group is gone on return."""
     import subprocess  # (only a build needs these: not imported for a hit)
@@ -161,7 +163,7 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: b
 
         def expire() -> None:
             expired.set()
-            _kill(process)
+            stop_group(process)
 
         timer = None if math.isinf(limit) else threading.Timer(limit, expire)
         try:
@@ -170,7 +172,7 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: b
                 timer.start()
             returncode = process.wait()
         except BaseException:  # Ctrl-C, or the caller's thread told to stop
-            _kill(process)
+            stop_group(process)
             progress.end("stopped")
             raise
         finally:
@@ -178,21 +180,21 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, first: b
                 timer.cancel()
         if expired.is_set():
             progress.end("stopped")
-            raise CompilerTimeout(_timeout_message(what, limit, progress.seconds(), first))
+            raise CompilerTimeout(_timeout_message(what, limit, progress.seconds(), kind))
         progress.end("built" if returncode == 0 else "failed")
         output.seek(0)
         text = output.read().decode(errors="replace")
     return Done(returncode, text)
 
 
-def _timeout_message(what: str, limit: float, seconds: float, first: bool) -> str:
+def _timeout_message(what: str, limit: float, seconds: float, kind: str) -> str:
     """Why a build that the time limit stopped may have been so long, and what to do."""
     more = f"{TIMEOUT_VARIABLE}={max(2 * limit, 600):g} (seconds, inf for none)"
     head = (f"building {what} ran {seconds:.1f} s, past the time limit of {limit:g} s "
             f"(the machine's load: {_load()}), so the compiler was stopped. ")
-    if first:
+    if kind == "first":
         return head + f"It is a one-off build for this machine: on a slow or busy machine, raise the limit with {more}"
-    if not what.endswith((".c", ".cc", ".cpp", ".cxx", ".C", ".S", ".s")):  # (a link: no macro to blame)
+    if kind == "link":  # (no macro to blame)
         return head + f"If the machine is slow or busy, raise the limit with {more}"
     return head + (f"If the machine is slow or busy, raise the limit with {more}; if not, a compile that "
                    f"never ends is usually a macro or a template in {what} that expands without end")
@@ -216,22 +218,3 @@ def zig_cache_problem(output: str) -> str | None:
         f"zig could not use its cache folder ({folder}). Set ZIG_GLOBAL_CACHE_DIR to a "
         f"folder you can write. zig said:\n{output.strip()}"
     )
-
-
-def _kill(process) -> None:
-    """Kill the compiler and everything it started. The group goes first, while the
-    compiler is not yet reaped, so that its number still names this group."""
-    if process.returncode is not None:
-        return
-    if os.name == "posix":
-        import signal
-
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        process.kill()
-    except OSError:
-        pass
-    process.wait()

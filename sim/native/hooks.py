@@ -334,7 +334,7 @@ def _build() -> Path:
     with build_cache.scratch("host") as folder:
         output = folder / f"hooks{LIBRARY_SUFFIX}"
         done = toolchain.run([*command, *map(str, SOURCES), "-o", str(output)], what="the simulator's hooks",
-                             announce=HOOKS_ANNOUNCE, first=True)
+                             announce=HOOKS_ANNOUNCE, kind="first")
         if done.returncode != 0 or not output.exists():
             problem = toolchain.zig_cache_problem(done.output)
             raise BuildError(
