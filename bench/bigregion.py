@@ -87,7 +87,10 @@ class Sampler(threading.Thread):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --mib 8 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.mib = 8
     numbers = np.arange(args.mib * 2**20 // 4, dtype=np.uint32)
     baseline_rss, baseline = resident_mib(), memory_mib()
     sampler = Sampler()

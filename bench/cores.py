@@ -73,7 +73,12 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--fine", type=int, default=100, help="the fine quantum timed beside the default")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --iterations 20000, --mib 1, --repeat 1 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.iterations = 20000
+        args.mib = 1
+        args.repeat = 1
     kernels = Path(__file__).resolve().parent / "cores" / "kernels"
     kernels.mkdir(exist_ok=True)
 

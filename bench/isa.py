@@ -98,7 +98,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mib", type=int, default=64, help="the stream's input (and output) size")
     parser.add_argument("--passes", type=int, default=20_000_000, help="passes of the trap-cost loop")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --repeat 1, --mib 1, --passes 20000 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
+        args.mib = 1
+        args.passes = 20000
     folder = Path(tempfile.mkdtemp(prefix="bench-isa-"))
     (folder / "kernels").mkdir()
 

@@ -168,7 +168,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bugs", type=int, default=len(BUGS), help="the first N bugs only")
     parser.add_argument("--quantum", type=int, default=100_000, help="the random strategy's mean turn")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --seeds 1, --schedules 20, --rate-schedules 10, --bugs 2 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.seeds = 1
+        args.schedules = 20
+        args.rate_schedules = 10
+        args.bugs = 2
     figures: dict[str, dict] = {}
     print(f"{'bug':28} {'random':>8} {'pct':>8} {'sched/s 1':>10} {f'sched/s {args.workers}':>10}")
     for bug in BUGS[: args.bugs]:

@@ -190,7 +190,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="fresh interpreters of each kind (default 7)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --repeat 1 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     if args.child:
         child()
         return

@@ -90,7 +90,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=16, help="region size in MiB (default 16)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each, best taken (default 5)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --mib 1, --repeat 1 (the tests' form)")
     args = parser.parse_args()
+    if args.quick:
+        args.mib = 1
+        args.repeat = 1
     numbers = np.arange(args.mib * 2**20 // 4, dtype=np.uint32)
     image = load_image(build_thread([TRIPLE]).elf)
     _, layout = simulator_run(image, numbers)  # warm-up, and the addresses to reuse

@@ -19,7 +19,8 @@
  *
  * A thread's addresses are physical ones (regions are in the cached window of the
  * cluster's DRAM, 0x4000_3000_0000 on), so a region's pointer is what the registers take.
- * Any other access to these register blocks is a fault that names the register. The
+ * Any other access to these register blocks is a fault that names the register, and so
+ * is a line flush of an address that is no memory of the thread's (it says what it named). The
  * cflush.d.l1 and cdiscard.d.l1 instructions are illegal, as measured on a P300 (they are
  * M-mode instructions): use the registers.
  */

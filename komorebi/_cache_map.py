@@ -98,7 +98,7 @@ def cache_report(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
         return "no regions"
     key = _wrap([f"{mark} {words}" for mark, _, words in STATES.values()], 84, "   ")
     out.append("key: " + "\n     ".join(key))
-    out.append("(reads are seen a page, 64 lines, at a time)")
+    out.append("(fills are seen a page, 64 lines, at a time)")
     return "\n".join(out)
 
 

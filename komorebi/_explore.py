@@ -353,28 +353,30 @@ def explore(
     outcomes[0] = probe
     failed_numbers = [0] if probe.kind else []
     show(1, len(failed_numbers))
-    jobs = [(n, _schedule_for(strategy, int(seed), n, depth, quantum, probe.instructions)) for n in range(1, schedules)]
-    if stop_at_first and probe.kind:
-        jobs = []
+    numbers = range(1, schedules) if not (stop_at_first and probe.kind) else range(0)
+
+    def schedule_of(number: int) -> Schedule:  # (drawn when its schedule is about to run: N may be huge)
+        return _schedule_for(strategy, int(seed), number, depth, quantum, probe.instructions)
+
     count = workers if workers is not None else (None if executor is not None else (os.cpu_count() or 1))
     try:
-        if jobs and executor is None and count == 1:
-            for number, schedule in jobs:
-                outcome = _try(make_program, check, number, schedule, settings)
+        if numbers and executor is None and count == 1:
+            for number in numbers:
+                outcome = _try(make_program, check, number, schedule_of(number), settings)
                 outcomes[number] = outcome
                 if outcome.kind:
                     failed_numbers.append(number)
                 show(len(outcomes), len(failed_numbers))
                 if stop_at_first and outcome.kind:
                     break
-        elif jobs:
+        elif numbers:
             if executor is None:
-                count = min(count, len(jobs))
+                count = min(count, len(numbers))
             pool, token = (executor, None) if executor is not None else _local_pool(count, make_program, check)
             finished = False
             try:
-                _run_on(pool, make_program, check, jobs, settings, stop_at_first, outcomes, failed_numbers, show,
-                        count or 2, token)
+                _run_on(pool, make_program, check, numbers, schedule_of, settings, stop_at_first, outcomes,
+                        failed_numbers, show, count or 2, token)
                 finished = True
             finally:
                 if executor is None:
@@ -398,7 +400,7 @@ def explore(
         failures.append(Failure(number, outcome.kind, message, schedule, found, runs, outcome.message))
     first = failures[0].number + 1 if failures else None
     seconds = time.perf_counter() - started
-    used = 1 if not jobs else (count if executor is None else _executor_workers(executor))
+    used = 1 if not numbers else (count if executor is None else _executor_workers(executor))
     return ExploreReport(strategy, depth, len(outcomes), len(failures), tuple(failures), first, seconds, used)
 
 
@@ -428,30 +430,50 @@ def _executor_workers(executor: futures.Executor) -> int:
     return 0
 
 
-def _run_on(pool: futures.Executor, make_program, check, jobs, settings, stop_at_first, outcomes, failed_numbers,
-            show, workers: int, token: int | None) -> None:
-    """JOBS on POOL, a few at a task; OUTCOMES and FAILED_NUMBERS filled as they come."""
-    size = max(1, min(16, len(jobs) // (4 * max(workers, 1))))
-    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+def _run_on(pool: futures.Executor, make_program, check, numbers: range, schedule_of, settings, stop_at_first,
+            outcomes, failed_numbers, show, workers: int, token: int | None) -> None:
+    """The schedules NUMBERS on POOL, a few at a task; OUTCOMES and FAILED_NUMBERS filled as
+    they come. About two tasks a worker wait at a time, the next submitted as one ends, so
+    that what a run costs does not depend on how many schedules were asked for past those
+    that ran; STOP_AT_FIRST: none after the first failure is submitted."""
+    size = max(1, min(16, len(numbers) // (4 * max(workers, 1))))
+    window = 2 * max(workers, 1)
+    starts = iter(range(numbers.start, numbers.stop, size))
     functions = (None, None) if token is not None else (make_program, check)
-    pending = {pool.submit(_try_all, *functions, chunk, settings, token): chunk[0][0] for chunk in chunks}
+    pending: dict[futures.Future, int] = {}
     first_failed: int | None = None
+
+    def submit() -> bool:
+        start = next(starts, None)
+        if start is None or (first_failed is not None and start > first_failed):
+            return False
+        chunk = [(n, schedule_of(n)) for n in range(start, min(start + size, numbers.stop))]
+        pending[pool.submit(_try_all, *functions, chunk, settings, token)] = start
+        return True
+
     try:
-        for done in futures.as_completed(list(pending)):
-            if done.cancelled():
-                continue
-            for outcome in done.result():
-                if first_failed is not None and outcome.number > first_failed:
-                    continue  # (stop_at_first: a schedule after the first failure)
-                outcomes[outcome.number] = outcome
-                if outcome.kind:
-                    failed_numbers.append(outcome.number)
-            show(len(outcomes), len(failed_numbers))
-            if stop_at_first and failed_numbers:
-                first_failed = min(failed_numbers)
-                for future, start in pending.items():
-                    if start > first_failed:
-                        future.cancel()
+        while len(pending) < window and submit():
+            pass
+        while pending:
+            done, _ = futures.wait(list(pending), return_when=futures.FIRST_COMPLETED)
+            for future in done:
+                pending.pop(future)
+                if future.cancelled():
+                    continue
+                for outcome in future.result():
+                    if first_failed is not None and outcome.number > first_failed:
+                        continue  # (stop_at_first: a schedule after the first failure)
+                    outcomes[outcome.number] = outcome
+                    if outcome.kind:
+                        failed_numbers.append(outcome.number)
+                show(len(outcomes), len(failed_numbers))
+                if stop_at_first and failed_numbers:
+                    first_failed = min(failed_numbers)
+                    for waiting, start in pending.items():
+                        if start > first_failed:
+                            waiting.cancel()
+            while len(pending) < window and submit():
+                pass
     finally:
         for future in pending:
             future.cancel()

@@ -211,12 +211,19 @@ class Cluster:
         # The cache's story, step by step (run.cache_story; sim/story.py)
         self.story = Story(self)
         self.checker.on_finding = self._found
+        self.checker.on_change = self._changed
 
     def _found(self, finding) -> None:
         """The checker found FINDING: on the timeline, and a step of the story."""
         if self.timeline is not None:
             self.timeline.finding(finding)
         self.story.finding(finding)
+
+    def _changed(self, finding) -> None:
+        """The checker named FINDING's bytes once more: the timeline and the story say it too."""
+        if self.timeline is not None:
+            self.timeline.finding_changed(finding)
+        self.story.finding_changed(finding)
 
     def share_bank_with(self, other: "Cluster") -> None:
         """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
@@ -363,6 +370,8 @@ class Cluster:
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the
         findings and each line's story stay for reading. Idempotent."""
+        if self.checker is not None:
+            self.checker.settle()  # (the findings' bytes, for the trace and the story)
         if self.profile is not None and self.cores:  # (counted up before the memory goes)
             self.profile.finish(self)
         for core in self.cores:

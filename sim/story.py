@@ -63,6 +63,7 @@ class Story:
         self._now = list(self.start)
         self._looked = 0
         self._held: list | None = None  # findings made inside the kmx call that runs (called)
+        self._findings: dict[tuple[int, str], Step] = {}  # a finding's key -> its step
         self.stopped = ""  # why the story stopped early ("": it did not)
 
     @staticmethod
@@ -75,15 +76,16 @@ class Story:
         last = -(-(region.offset + region.size) // LINE)
         return region.cache.line_states()[first:last]
 
-    def step(self, core: "Core | None", what: str, source, detail: str = "") -> None:
-        """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now."""
+    def step(self, core: "Core | None", what: str, source, detail: str = "") -> Step | None:
+        """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now.
+        Returns it (None: the story has stopped)."""
         if self.stopped:
-            return
+            return None
         lines = sum(states.size for states in self._now)
         if len(self.steps) >= STORY_STEPS or self._looked + lines > STORY_LINES:
             self.stopped = (f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} "
                             f"steps and looks at most {STORY_LINES:,} lines in all")
-            return
+            return None
         self._looked += lines
         step = Step(core.number if core is not None else -1, what, source.file if source else None,
                     source.line if source else None, detail=detail)
@@ -94,6 +96,7 @@ class Story:
                 step.changes[n] = runs
                 self._now[n] = states
         self.steps.append(step)
+        return step
 
     def calling(self) -> None:
         """A kmx call begins: a finding it makes is a step after the call's own."""
@@ -103,7 +106,14 @@ class Story:
         """CORE's kmx call NAME(ARGUMENT) at SOURCE ended (or faulted): its step, when it is
         one that steps, then those of the findings it made."""
         held, self._held = self._held, None
-        if name in STEPPING_CALLS:
+        if name in STEPPING_CALLS and source is not None and self._cluster.explainer.in_runtime(source):
+            # (no frame of the user's: the C library's start, whose barrier every core passes
+            # before kmx_main, or its end, after kmx_main returns)
+            end = name == "kmx_exit"
+            self.step(core, f"the {'end' if end else 'start'}: {name}({argument})", None,
+                      f"the thread's {'end' if end else 'start'} (kmx_runtime), {'after kmx_main returned' if end else 'before kmx_main'}: "
+                      "not the thread's own code")
+        elif name in STEPPING_CALLS:
             self.step(core, f"{name}({argument})", source)
         for finding in held or ():
             self.finding(finding)
@@ -114,4 +124,13 @@ class Story:
             return
         core = self._cluster.running
         source = SourceLine(finding.file, finding.line) if finding.file else None
-        self.step(core, f"finding: {finding.kind}", source, finding.message)
+        step = self.step(core, f"finding: {finding.kind}", source, finding.message)
+        if step is not None:
+            self._findings[(finding.region_id, finding.kind)] = step
+
+    def finding_changed(self, finding) -> None:
+        """The checker named FINDING's bytes once more (settle): its step says what
+        run.findings says."""
+        step = self._findings.get((finding.region_id, finding.kind))
+        if step is not None:
+            step.detail = finding.message

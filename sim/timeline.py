@@ -41,6 +41,7 @@ class Timeline:
         self._turn: tuple["Core", int, int] | None = None  # (core, clock at its start, its cycles then)
         self._waiting: dict[int, tuple] = {}  # core -> the slice of the call it waits in, its duration to come
         self._last: dict[str, Any] | None = None  # the last call's args (its handler adds to them)
+        self._findings: dict[tuple[int, str], dict[str, Any]] = {}  # a finding's key -> its event's args
 
     def now(self) -> int:
         """The cluster's clock: in a turn, its start and what the core has run since."""
@@ -95,9 +96,17 @@ class Timeline:
     def finding(self, finding) -> None:
         """A finding of the checker, on the track of the core that ran when it was found."""
         core = self._turn[0].number if self._turn is not None else max(finding.core, 0)
-        self._add(f"finding: {finding.kind}", "finding", "i", self.now(), core, None,
-                  {"core": finding.core, "region": finding.region, "message": finding.message,
-                   "line": f"{finding.file}:{finding.line}" if finding.file else ""})
+        args = {"core": finding.core, "region": finding.region, "message": finding.message,
+                "line": f"{finding.file}:{finding.line}" if finding.file else ""}
+        self._findings[(finding.region_id, finding.kind)] = args
+        self._add(f"finding: {finding.kind}", "finding", "i", self.now(), core, None, args)
+
+    def finding_changed(self, finding) -> None:
+        """The checker named FINDING's bytes once more (settle): its event says what
+        run.findings says."""
+        args = self._findings.get((finding.region_id, finding.kind))
+        if args is not None:
+            args["message"] = finding.message
 
     def fault(self, fault: "CoreFault") -> None:
         self._add("fault", "fault", "i", self.now(), fault.core, None, {"cause": fault.cause, "where": str(fault)})

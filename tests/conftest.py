@@ -4,6 +4,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Seconds a test waits for a subprocess or a thread before calling it hung: a bound for a
+# hang, far past what any machine's speed or load takes, never a speed to meet.
+HANG = 1800.0
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.conftest import ROOT
+from tests.conftest import HANG, ROOT
 
 LESSON = ROOT / "tutorial" / "35_sharing_memory"
 TRIPLE = LESSON / "thread" / "triple.c"
@@ -125,14 +125,14 @@ def test_a_big_bss_costs_what_the_thread_touches(tmp_path):
         f"p.thread(cluster=0, sources=[{str(source)!r}], words=[(2560 << 20) - 1])\n"
         "with km.Session() as s:\n"
         "    run = s.load(p)\n"
-        "    print(run.thread_result(timeout=60).code)\n"
+        "    print(run.thread_result(timeout=None).code)\n"
         "    run.stop()\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
     )
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr
     code, peak_mib = map(int, done.stdout.split())
     assert code == 7

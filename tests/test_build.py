@@ -123,3 +123,38 @@ def test_compiler_warnings_reach_python_at_each_load(tmp_path, kernels):
                 run.stop()
         # The warning points at the caller's session.load line, not inside komorebi.
         assert [w.filename for w in said if w.category is km.CompileWarning] == [__file__]
+
+
+def test_a_thread_without_kmx_main_is_told_so_in_its_own_words(tmp_path, kernels):
+    """Not the linker's `undefined symbol: kmx_main ... referenced by process.c`: what the
+    thread lacks, and the names it has that are near (tests/test_errors_doc.py: a near one)."""
+    source = tmp_path / "helper.c"
+    source.write_text('#include "kmx.h"\nint helper(int core) { return core; }\n')
+    program = km.Program("nomain", kernels=kernels)
+    program.thread(cluster=0, sources=[source])
+    with km.Session() as session, pytest.raises(km.CompileError) as raised:
+        session.load(program)
+    assert str(raised.value) == ("the thread has no kmx_main: no file of it (helper.c) defines "
+                                 "`int kmx_main(int core)`, the function each of its cores runs")
+    assert "process.c" not in str(raised.value) and raised.value.command
+
+
+UNINITIALISED = '#include "kmx.h"\nint kmx_main(int core) {\n    int x;\n    if (core > 8)\n        x = 1;\n    return x;\n}\n'
+
+
+def test_warnings_a_c_programmer_expects_are_on_and_kmx_cflags_changes_them(tmp_path, kernels, monkeypatch):
+    """-Wall: a variable returned before it is set is warned of at its line; -w silences
+    it, -Werror makes it an error."""
+    source = tmp_path / "uninitialised.c"
+    source.write_text(UNINITIALISED)
+    program = km.Program("warned", kernels=kernels)
+    program.thread(cluster=0, sources=[source])
+    with km.Session() as session, pytest.warns(km.CompileWarning, match=r"uninitialised\.c:\d+:\d+: warning: .*x.* "
+                                                                      r"(uninitialized|-Wsometimes-uninitialized)"):
+        session.load(program).stop()
+    monkeypatch.setenv("KMX_CFLAGS", "-w")
+    with km.Session() as session:
+        session.load(program).stop()  # (no warning: the suite makes one an error)
+    monkeypatch.setenv("KMX_CFLAGS", "-Werror")
+    with km.Session() as session, pytest.raises(km.CompileError, match="uninitialized"):
+        session.load(program)

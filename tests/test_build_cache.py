@@ -391,10 +391,8 @@ def test_a_compile_past_the_time_limit_is_stopped_and_killed(tmp_path, own_cache
     monkeypatch.setenv("KMX_COMPILE_TIMEOUT", "1.5")
     source = tmp_path / "thread.c"
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
-    started = time.monotonic()
     with pytest.raises(km.CompileError, match=r"past the time limit of 1\.5 s.*KMX_COMPILE_TIMEOUT"):
-        _code(source)
-    assert time.monotonic() - started < 30
+        _code(source)  # (the message is the timer's: the compile was stopped, not waited for)
     _assert_gone(pids, "the compiler's child is still running")
 
 

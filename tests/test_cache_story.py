@@ -56,6 +56,13 @@ def test_the_steps_are_the_calls_and_findings_and_the_lines_they_changed(tmp_pat
     data = story_data(run._loaded.machine.story())
     whats = [(s["core"], s["what"]) for s in data["steps"]]
     assert (0, "kmx_invalidate(0)") in whats and (0, "kmx_submit()") in whats
+    # the C library's start: every core's barrier, named as the start, with no line of its own
+    assert sorted(whats[:4]) == [(n, "the start: kmx_barrier()") for n in range(4)]
+    assert all(s["where"] == "" and "before kmx_main" in s["detail"] for s in data["steps"][:4])
+    ends = [s for s in data["steps"] if s["what"] == "the end: kmx_exit()"]
+    assert ends and all(s["where"] == "" and "after kmx_main returned" in s["detail"] for s in ends)
+    assert all(s["where"].split(":")[0].endswith("traced.c") for s in data["steps"][4:]
+               if s["core"] >= 0 and s not in ends)
     assert [w for w in whats if w[1].startswith("finding")] == [(-1, "finding: unflushed-write")]
     assert whats[-1] == (-1, "the thread ended: the library's hand-back")
     flushes = [s for s in data["steps"] if s["what"] == "kmx_flush(0)"]

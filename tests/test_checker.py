@@ -4,6 +4,7 @@ lesson's two mistakes, the warnings at stop, and the picture."""
 
 from __future__ import annotations
 
+import re
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -209,13 +210,59 @@ int kmx_main(int core) {
 """
 
 
-def test_once_per_region_and_kind_with_the_first_core_and_the_whole_range(tmp_path):
+def test_once_per_region_and_kind_with_the_first_cores_bytes_and_the_others(tmp_path):
     run, _, caught = run_source(tmp_path, ALL_CORES, regions={"x": np.ones(4096, np.uint32)}, cores=4)
     [finding] = run.findings
     assert finding.kind == "read-before-invalidate" and finding.core == 0
-    assert (finding.start, finding.end) == (0, 16384)  # the four cores' reads, together
-    assert "all 16384 bytes" in finding.message
-    assert len(caught) == 1
+    assert (finding.start, finding.end) == (0, 4096)  # what core 0 read: its quarter
+    assert "core 0 read region 'x' (bytes 0 to 4095)" in finding.message
+    assert ("Core 1 (bytes 4096 to 8191), core 2 (bytes 8192 to 12287) and core 3 (bytes 12288 to 16383) read "
+            "it before the invalidate too.") in finding.message
+    assert [str(w.message) for w in caught] == [finding.message]
+
+
+QUARTERS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    const uint8_t* x = (const uint8_t*)kmx_region(0, &bytes);
+    uint64_t share = bytes / 4;
+    uint32_t sum = 0;
+    for (uint64_t i = core * share; i < (core + 1) * share; i++) sum += x[i]; /* no invalidate */
+    kmx_result(core, &sum, 1);
+    return 0;
+}
+"""
+
+
+def test_a_finding_names_the_lines_its_core_read_everywhere_it_is_shown(tmp_path):
+    """Four cores each read their own quarter of 10,000 bytes: the finding names core
+    0's lines (bytes 0 to 2499, to the end of their last line), in run.findings, the
+    warning, the trace and the story alike."""
+    source = tmp_path / "quarters.c"
+    source.write_text(QUARTERS)
+    program = km.Program("quarters", kernels=LESSON / "kernels")
+    program.thread(cluster=1, sources=[source], regions={"data": np.arange(10000, dtype=np.uint32).astype(np.uint8)},
+                   cores=4)
+    trace = tmp_path / "trace.json"
+    with km.Session(trace=trace) as session:
+        run = session.load(program)
+        while not run.thread_result(timeout=60).final:
+            pass
+        with pytest.warns(km.CoherenceWarning) as warned:
+            run.stop()
+    [finding] = run.findings
+    assert finding.core == 0 and finding.start == 0 and 2500 <= finding.end <= 2500 + 63
+    said = f"core 0 read region 'data' (bytes 0 to {finding.end - 1})"
+    assert said in finding.message and "all 10000 bytes" not in finding.message
+    assert re.search(r"Core 1 \(bytes 24\d\d to 50\d\d\), core 2 \(bytes 49\d\d to 75\d\d\) and core 3 "
+                     r"\(bytes 74\d\d to 9999\) read it before the invalidate too\.", finding.message), finding.message
+    assert [str(w.message) for w in warned] == [finding.message]
+    import json
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e["name"] == "finding: read-before-invalidate"]
+    assert [e["args"]["message"] for e in events] == [finding.message]
+    page = run.cache_story(tmp_path / "story.html").read_text()
+    assert said in page
 
 
 # -- the picture ----------------------------------------------------------------------------------

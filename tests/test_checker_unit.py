@@ -79,6 +79,15 @@ def test_a_read_before_an_invalidate_is_found_once_and_grows_to_every_page_read(
     assert "kmx_invalidate(0)" in finding.message and "all 12288 bytes" in finding.message
 
 
+def test_a_read_before_an_invalidate_names_the_lines_read():
+    checker, region, core = _setup()
+    region.cache.touch(100, 4, write=False)  # line 1
+    region.cache.touch(2 * PAGE + 130, 200, write=False)  # lines 2 to 5 of page 2
+    [finding] = checker.findings
+    assert (finding.start, finding.end) == (64, 2 * PAGE + 6 * 64)  # from the first line read to the last
+    assert f"(bytes 64 to {2 * PAGE + 6 * 64 - 1})" in finding.message
+
+
 def test_no_read_finding_after_an_invalidate_or_a_write_first():
     checker, region, _ = _setup()
     region.cache.access(1, write=True)

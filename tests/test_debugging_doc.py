@@ -39,15 +39,18 @@ def shortened(text: str) -> str:
     return re.sub(r"/\S*/(scale\.c)", r".../\1", text)
 
 
-def run_program(here, *args: str, env=None) -> str:
+def run_program(here, *args: str, env=None, stderr: bool = False):
+    """What the program prints (STDERR: and what it prints on standard error)."""
     done = subprocess.run([sys.executable, str(here / "program.py"), *args], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "KMX_GDB": "", **(env or {})})
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    return (done.stdout, done.stderr) if stderr else done.stdout
 
 
 def test_the_program_as_it_is(here):
-    assert run_program(here).splitlines() == block_after("Run as it is")
+    out, err = run_program(here, stderr=True)
+    assert out.splitlines() == block_after("Run as it is")
+    assert shortened(err).splitlines() == block_after("and, on standard error, the same finding")
 
 
 @needs_gdb
@@ -106,7 +109,7 @@ def test_the_story(here):
                             env={**os.environ, "KMX_GDB": ""})
     steps = json.loads(listed.stdout.strip().splitlines()[-1])
     assert len(steps) == 25 and "25 steps" in PAGE
-    assert [s[1] for s in steps[:4]] == ["kmx_barrier()"] * 4
+    assert [s[1:3] for s in steps[:4]] == [["the start: kmx_barrier()", None]] * 4
     assert steps[5][:3] == [0, "kmx_flush(1)", 21] and steps[5][3] == 2
     assert steps[23][:3] == [-1, "finding: unflushed-write", 19]
     assert steps[24][1] == "the thread ended: the library's hand-back"

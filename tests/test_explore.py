@@ -6,6 +6,7 @@ Dask cluster."""
 from __future__ import annotations
 
 import threading
+from concurrent import futures
 
 import numpy as np
 import pytest
@@ -231,6 +232,31 @@ def test_a_dask_cluster_of_two_workers_runs_the_schedules():
     assert report.workers == 2
     assert [f.number for f in report.failures] == [f.number for f in local.failures]
     assert [f.found for f in report.failures] == [f.found for f in local.failures]
+
+
+class _Counting(futures.Executor):
+    """An executor that runs each task as it is submitted, and counts them."""
+
+    def __init__(self) -> None:
+        self.submitted = []
+
+    def submit(self, function, *args, **kwargs):
+        future = futures.Future()
+        self.submitted.append(args[2][0][0])  # (the chunk's first schedule)
+        future.set_result(function(*args, **kwargs))
+        return future
+
+
+def test_a_billion_schedules_cost_what_the_schedules_run_cost():
+    """Tasks are submitted a window at a time, none after the first failure: asking for
+    10**9 schedules costs what running the first few does."""
+    bug = races.BUGS[0]  # the lost update: PCT finds it within a few schedules
+    executor = _Counting()
+    report = km.explore(bug.make, bug.check, schedules=10**9, executor=executor, stop_at_first=True, shrink=False)
+    assert report.failed == 1 and report.first_failure <= 16
+    assert executor.submitted == [1, 17, 33, 49]  # (a window of twice the workers, 2 when unknown; 16 a task)
+    local = km.explore(bug.make, bug.check, schedules=10**9, workers=2, stop_at_first=True, shrink=False)
+    assert [f.found for f in local.failures] == [f.found for f in report.failures]
 
 
 def test_pct_runs_a_one_core_thread_and_replays_it(kernels):

@@ -427,3 +427,50 @@ def test_memory_reads_as_the_core_sees_it_and_writes_are_the_cores_stores(tmp_pa
                           source=source, cores=1, session='coherence="strict"')
     assert "$1 = 0xa5a5a5a5" in said and "$2 = 0" in said, said
     assert "data [0, 1, 77, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]" in printed, printed
+
+
+@needs_gdb
+def test_packets_the_stub_cannot_serve_get_an_error_and_the_run_goes_on(tmp_path):
+    """Addresses past the address space, negative ones, spans that wrap, and a packet
+    longer than PacketSize that never ends: each gets an E reply or is dropped with a
+    line on stderr, and the next packet is answered."""
+    process, port, _ = start(tmp_path, THREADS / "forever.c", cores=1)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            talk = Talk(sock)
+            assert talk.ask("?").startswith("T05thread:1;")
+            for packet in ["Z2,ffffffffffffffff,8", "Z0,-4,4", "Z1,-1,4", "Z4,10000000000000000,4",
+                           "Z2,1000,0", "Z3,1000,ffffffff", "z2,ffffffffffffffff,8", "m-10,4",
+                           "M10000000000000000,1:00", "Mfffffffffffffffe,4:00000000", "p-1",
+                           "c10000000000000000", "qXfer:features:read:target.xml:-1,10"]:
+                assert talk.ask(packet).startswith("E"), packet
+            assert talk.ask("Z2,fffffffffffffff8,8") == "OK"  # (the last 8 bytes of the address space)
+            assert talk.ask("z2,fffffffffffffff8,8") == "OK"
+            sock.sendall(b"$m" + b"0" * (4 << 20))  # (a packet with no end, past PacketSize)
+            assert talk.ask("?").startswith("T05thread:1;")
+            sock.sendall(b"$qC" + b"1" * 100)  # (one with no end, then a new one)
+            assert talk.ask("qC") == "QC1"
+            talk.send("vKill;1")
+            assert talk.reply() == "OK"
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "fault: gdb killed the thread" in out
+    assert "gdb sent a packet longer than the PacketSize of 32768 bytes: it is dropped, unanswered" in err
+    assert "gdb sent a packet with no end (102 bytes, then a new '$')" in err
+
+
+def test_the_packet_reader_looks_at_each_byte_once_and_holds_at_most_a_packet():
+    reader = remote.PacketReader(limit=0x8000)
+    events = reader.feed(b"+$?#3f\x03$g#6")
+    assert events == [("packet", b"?"), ("interrupt", None)]
+    assert reader.feed(b"7") == [("packet", b"g")]
+    assert reader.feed(b"$g#00") == [("bad", None)]
+    dropped = reader.feed(b"$m")
+    chunk = b"1" * 65536
+    for _ in range(1024):  # 64 MiB with no '#'
+        dropped += reader.feed(chunk)
+        assert len(reader._data) <= reader.limit
+    assert [kind for kind, _ in dropped] == ["dropped"]
+    assert reader.feed(b"#00" + remote.frame("qC")) == [("packet", b"qC")]
+    assert reader.feed(remote.frame("a}b")) == [("packet", b"a}b")]

@@ -177,7 +177,7 @@ int kmx_main(int core) {
     (void)core;
     uint64_t bytes;
     uint32_t* next = (uint32_t*)kmx_region(0, &bytes);
-    uint64_t n = bytes / 4, p = 0;
+    uint64_t p = 0;
     kmx_invalidate(0);
     for (uint64_t s = 0; s < 400000; s++) p = next[p];
     uint32_t out[1] = {(uint32_t)p};

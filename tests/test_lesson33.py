@@ -1,14 +1,12 @@
 """Lesson 33, "A thread that submits": its program prints what the lesson shows, and its
 common mistakes behave as the lesson says."""
 
-import time
-
 import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
 from tests.lessons import assert_page_shows, one_thread_program, run_program, take_all
-from tests.threads import program_for
+from tests.threads import program_for, stalled_in, wait_for
 
 LESSON = ROOT / "tutorial" / "33_a_thread_that_submits"
 PRIMES = LESSON / "thread" / "primes.c"
@@ -107,7 +105,7 @@ int kmx_main(int core) {
 def test_sleeping_then_stopping_gets_sixteen_steps():
     with km.Session() as session:
         run = session.load(lesson_program((2000, 20)))
-        time.sleep(0.5)  # the thread stalls in its 17th kmx_submit long before this
+        wait_for(lambda: stalled_in(run, "kmx_submit"), "the stall in the 17th kmx_submit")
         run.stop()
         taken = []
         with pytest.raises(
@@ -123,7 +121,7 @@ def test_sleeping_then_stopping_gets_sixteen_steps():
 def test_a_stalled_thread_goes_on_when_python_takes():
     with km.Session() as session:
         run = session.load(lesson_program((2000, 20)))
-        time.sleep(0.5)
+        wait_for(lambda: stalled_in(run, "kmx_submit"), "the stall in the 17th kmx_submit")
         results = take_all(run)
         run.stop()
     assert [int(r.words[0]) for r in results[:-1]] == list(range(1, 21))

@@ -89,7 +89,8 @@ def test_the_same_loop_on_every_core_counts_four_times(tmp_path):
         "for (uint64_t i = first; i < end; i++) {",
         "for (uint64_t i = 0; i < count; i++) {",
     )
-    results, squares = run_lesson(source)
+    with pytest.warns(km.CompileWarning, match=r"unused variable 'first' \[-Wunused-variable\]"):
+        results, squares = run_lesson(source)
     words = results[1].words
     assert [wide(words, 2 * core) for core in range(4)] == [CLUSTER_1_TOTAL] * 4
     assert wide(words, 8) == 4 * CLUSTER_1_TOTAL == 91592417280
@@ -97,6 +98,7 @@ def test_the_same_loop_on_every_core_counts_four_times(tmp_path):
     assert (squares[1] == numbers * numbers).all()  # right, written four times over
     assert "91592417280 on cluster 1" in page()
     assert "`for (uint64_t i = 0; i < count; i++)`" in page()
+    assert "`warning: unused variable 'first' [-Wunused-variable]`" in page()
 
 
 def test_without_the_second_barrier_core_0_reports_too_early(tmp_path):

@@ -62,7 +62,7 @@ key: . not touched   f fresh from DRAM   w written and flushed
      s read before an invalidate: stale on a card
      b flushed with stale bytes the thread never wrote
      x written, then dropped by an invalidate   U written, never flushed
-(reads are seen a page, 64 lines, at a time)
+(fills are seen a page, 64 lines, at a time)
 
 strict mode, with the invalidate:
   first five tripled: [0, 3, 6, 9, 12]
@@ -144,7 +144,7 @@ def test_strict_mode_reads_the_stale_bytes():
 
 def test_strict_mode_reads_stale_bytes_one_number_at_a_time(tmp_path):
     # Read one number before the invalidate: it is the stale word, and the checker names
-    # the whole page it is in.
+    # its line.
     source = variant(
         tmp_path,
         TRIPLE,
@@ -155,9 +155,9 @@ def test_strict_mode_reads_stale_bytes_one_number_at_a_time(tmp_path):
     assert result.words[1] == STALE_WORD
     assert (tripled == 3 * NUMBERS).all()  # the loop reads after the invalidate
     finding = only_finding(run)
-    assert (finding.kind, finding.line, finding.start, finding.end) == ("read-before-invalidate", 14, 0, 4096)
-    assert "cluster 1, region 'numbers' (ID 0, 4096 bytes, 64 lines, strict mode)\n  " + "s" * 64 in run.cache_report()
-    assert "a read of one number marks all 64 lines of its page" in page()
+    assert (finding.kind, finding.line, finding.start, finding.end) == ("read-before-invalidate", 14, 0, 64)
+    assert "cluster 1, region 'numbers' (ID 0, 4096 bytes, 64 lines, strict mode)\n  s" + "f" * 63 in run.cache_report()
+    assert "a read of one number marks its line `s`, and the finding names that line's 64 bytes" in page()
 
 
 def test_the_fix_has_no_finding_and_reads_fresh_lines():
@@ -180,7 +180,7 @@ def test_the_card_mode_report_marks_the_stale_read_too():
     assert line in report
     assert str(LESSON) not in report  # the file by its name alone
     assert "It names the C file by its name alone, `no_invalidate.c`, so it is printed as it is." in page()
-    assert "Last come the key to the marks, over four lines, and a reminder that reads are seen a page at a time." in page()
+    assert "Last come the key to the marks, over four lines, and a reminder that fills are seen a page at a time." in page()
     assert "In card mode the same lines are marked `s` too" in page()
 
 
@@ -286,10 +286,13 @@ def test_mistake_one_core_invalidates_and_the_others_do_not_wait(tmp_path):
     assert len(found) == 1
     finding = found[0]
     assert (finding.kind, finding.core, finding.region, finding.line) == ("read-before-invalidate", 3, "numbers", 23)
-    assert (finding.start, finding.end) == (4096, 16384)
+    assert (finding.start, finding.end) == (12288, 12864)
+    assert "Core 1 (bytes 4096 to 4287) and core 2 (bytes 8192 to 8255) read it before the invalidate too." in finding.message
+    assert (12864 - 12288) + (4288 - 4096) + (8256 - 8192) == 4 * wrong.size  # the stale numbers read, exactly
     text = page()
     assert '`km.Session(coherence="strict", quantum=10, schedule_seed=0)`, 208 squares on cluster 1' in text
-    assert "2749373529" in text and "line 23, in bytes 4096 to 16383 of `numbers`" in text
+    assert "2749373529" in text and "line 23, in bytes 12288 to 12863 of `numbers`" in text
+    assert "`Core 1 (bytes 4096 to 4287) and core 2 (bytes 8192 to 8255) read it before the invalidate too.`" in text
 
 
 def test_mistake_a_region_id_that_does_not_exist(tmp_path):

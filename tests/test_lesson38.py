@@ -74,7 +74,7 @@ key: . not touched   f fresh from DRAM   w written and flushed
      s read before an invalidate: stale on a card
      b flushed with stale bytes the thread never wrote
      x written, then dropped by an invalidate   U written, never flushed
-(reads are seen a page, 64 lines, at a time)
+(fills are seen a page, 64 lines, at a time)
 
 strict mode, with the flush:
   first five tripled: [0, 3, 6, 9, 12]

@@ -51,7 +51,7 @@ EXPECTED = (
     "  64 written, then dropped by an invalidate\n"
     "finding: invalidate-dropped-writes in region 'tripled' (bytes 0 to 4095) at invalidate_then_flush.c:19, core 0\n"
     + KEY + "\n"
-    "(reads are seen a page, 64 lines, at a time)\n"
+    "(fills are seen a page, 64 lines, at a time)\n"
     "\n"
     "strict mode, flush then invalidate:\n"
     "  first five tripled: [0, 3, 6, 9, 12]\n"

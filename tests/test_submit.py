@@ -4,7 +4,7 @@ its core until Python takes one, even while another cluster's core runs on."""
 import pytest
 
 import komorebi as km
-from tests.threads import THREADS
+from tests.threads import THREADS, stalled_in, wait_for
 
 SUBMITTER = """
 #include "kmx.h"
@@ -54,25 +54,18 @@ int kmx_main(int core) {
 
 
 def test_the_seventeenth_submit_stalls_until_python_takes_one(tmp_path, kernels):
-    import time
-
     (tmp_path / "count.c").write_text(COUNTING_SUBMITTER)
     program = km.Program("submit", kernels=kernels)
     program.thread(cluster=0, sources=[tmp_path / "count.c"])
     with km.Session() as session:
         run = session.load(program)
         thread = run.thread
-        deadline = time.monotonic() + 20
-        while thread.output.count("\n") < 16 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.3)  # room to run on, if the stall did not hold it
+        wait_for(lambda: stalled_in(run, "kmx_submit"), "the stall in the 17th kmx_submit")
         # Sixteen submissions wait; the seventeenth submit has not returned.
         assert thread.output.splitlines() == [str(i) for i in range(16)]
         assert run.thread_result(timeout=10).words[0] == 0
-        deadline = time.monotonic() + 20
-        while thread.output.count("\n") < 17 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.3)
+        wait_for(lambda: thread.output.count("\n") == 17 and stalled_in(run, "kmx_submit"),
+                 "the 18th kmx_submit's stall")
         assert thread.output.splitlines() == [str(i) for i in range(17)]  # one more went in
         seen = [int(run.thread_result(timeout=10).words[0]) for _ in range(39)]
         assert seen == list(range(1, 40))

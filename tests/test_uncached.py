@@ -20,6 +20,8 @@ int kmx_main(int core) {
         return 0;
     volatile uint32_t *cached = (volatile uint32_t *)kmx_region(0, 0);
     volatile uint32_t *uncached = (volatile uint32_t *)kmx_region_uncached(0);
+    (void)cached;
+    (void)uncached;
 """
 TAIL = """}
 """

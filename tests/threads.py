@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import komorebi as km
@@ -45,6 +46,25 @@ def zig_wrapper(tmp_path: Path, *, before: str = "", after: str = "", name: str 
     script.write_text(f"#!/bin/sh\n{before}\n{zig}\nrc=$?\n{after}\nexit $rc\n")
     script.chmod(0o755)
     return script
+
+
+def wait_for(condition, what: str, seconds: float = 600.0) -> None:
+    """Wait until CONDITION() is true: an event of the run's, not a time (SECONDS only
+    bounds a hang, far past what any machine's speed or load takes)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} never happened")
+        time.sleep(0.005)
+
+
+def stalled_in(run: km.Run, call: str, cluster: int | None = None) -> bool:
+    """Every core of the thread on CLUSTER (the only one: None) waits in the kmx call CALL
+    or has returned, and one waits there."""
+    thread = run.thread if cluster is None else run.threads[cluster]
+    places = run._loaded.machine.places(thread.cluster)
+    return (all(p.state == "returned" or (p.state == "waiting" and p.waiting_in == call) for p in places)
+            and any(p.state == "waiting" for p in places))
 
 
 def machine_cluster(run: km.Run, cluster: int):

@@ -61,7 +61,9 @@ COMPILE_FLAGS = [
     "-O2",
     "-g",
     "-UNDEBUG",  # zig's cc defines NDEBUG when it optimises; C's assert is on unless the user says
-
+    # The warnings a C programmer expects (tt-metal's own RISC-V builds use -Wall too);
+    # KMX_CFLAGS come after, so -Wno-... or -w there turns them off, -Werror makes them errors.
+    "-Wall",
     "-mcmodel=medany",
     "-fPIE",
     "-fno-omit-frame-pointer",
@@ -244,7 +246,13 @@ def build_thread(sources: Sequence[Path]) -> Built:
     else:
         compiled_before = _compiles
         objects = [_object(tools, source) for source in every]
-        elf, link_messages = _link(tools, [built.path for built in objects])
+        try:
+            elf, link_messages = _link(tools, [built.path for built in objects])
+        except CompileFailed as failed:
+            if "undefined symbol: kmx_main" not in failed.messages:
+                raise
+            user = [built.path for built in objects[len(tools.runtime_sources):]]
+            raise CompileFailed(_no_kmx_main(sources, user), command=failed.command) from None
         if _compiles != compiled_before:
             compiler_runs += 1
         said = "\n".join(m for m in [*(built.messages for built in objects), link_messages] if m)
@@ -257,6 +265,34 @@ def build_thread(sources: Sequence[Path]) -> Built:
 
 
 _compiles = 0  # compiler processes this process ran
+
+
+def _no_kmx_main(sources: Sequence[Path], objects: list[Path]) -> str:
+    """The link's complaint that no file of SOURCES (compiled to OBJECTS) defines
+    kmx_main, in the thread's words: with the functions they define whose names are near."""
+    import difflib
+
+    from elftools.elf.elffile import ELFFile
+
+    defined = set()
+    for path in objects:
+        with open(path, "rb") as f:
+            table = ELFFile(f).get_section_by_name(".symtab")
+            for symbol in table.iter_symbols() if table is not None else ():
+                if (symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_shndx"] != "SHN_UNDEF"
+                        and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")):
+                    defined.add(symbol.name)
+    near = difflib.get_close_matches("kmx_main", sorted(defined), n=3, cutoff=0.6)
+    if "main" in defined and "main" not in near:
+        near.append("main")
+    files = ", ".join(Path(s).name for s in sources)
+    message = (f"the thread has no kmx_main: no file of it ({files}) defines `int kmx_main(int core)`, "
+               "the function each of its cores runs")
+    if near:
+        message += f". It defines {', '.join(near)}: {'is one of them' if len(near) > 1 else 'is it'} kmx_main misspelled?"
+        if "main" in near:
+            message += " (A thread's entry point is kmx_main, not main.)"
+    return message
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ and kind, named in the user's own source line and explained.
 | mixed-alias | a line is touched through the cached alias and through the uncached one |
 
 Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
-the checker costs nothing on the fast path. A page with a stale line is watched instead
+the checker costs nothing on the fast path. A page read before any invalidate is watched
+from then until the invalidate (or its first write), an access at a time, so that a
+read-before-invalidate names the lines each core read (settle). A page with a stale line is watched
 (sim/native/watch.c): each access to it is seen, with its bytes, until no line of it is
 stale, so a stale read is found on any page, the reading instruction's line with it. The first write to each page is remembered
 (its pc, and its return address, so that a write inside memcpy names the caller), because
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
-from ..layout import LINE, PAGE
+from ..layout import CORES_PER_CLUSTER, LINE, PAGE
 from ..native import hooks
 from . import registers
 from .model import CachedRegion
@@ -113,12 +115,17 @@ class Checker:
         # dirty line of the region (the card-size cache): a missing flush rescued
         self._rescued_at: dict[int, tuple[int, object]] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
+        # read-before-invalidate: its region, and the other cores that read it (core, start, end)
+        self._regions: dict[int, "Region"] = {}
+        self._others: dict[tuple[int, str], list[tuple[int, int, int]]] = {}
+        self.on_change: Callable[[Finding], None] | None = None  # told of a finding settle changed
 
     def has(self, region: "Region", kind: str) -> bool:
         return (region.id, kind) in self._found
 
     @property
     def findings(self) -> list[Finding]:
+        self.settle()
         return sorted(self._found.values(), key=lambda f: f.region_id)  # then in the order found
 
     def watch(self, region: "Region") -> None:
@@ -139,25 +146,62 @@ class Checker:
     # -- events -------------------------------------------------------------------------------
 
     def _stale_read(self, region: "Region", page: int) -> None:
+        """A core read PAGE before any invalidate (fill.c; each core's first read of each
+        page). The finding is the first core's, at its line; the bytes each core read are
+        known line by line (read_cores) and named when the findings are read (settle)."""
         start, end = self._clip(region, page * PAGE, (page + 1) * PAGE)
         if start >= end:
             return
         key = (region.id, READ_BEFORE_INVALIDATE)
         if key in self._found:
-            self._extend(key, start, end)
             return
         core, source = self._here(self._running())
         where = _at(source)
+        self._regions[region.id] = region
         self._record(
             key, core, region, start, end, source,
             lambda start, end: (
                 f"core {core} read region {region.name!r} ({_bytes(start, end, region.size)}) "
-                f"{where}before the thread invalidated it. Python wrote the region to DRAM, "
-                "past the cache, and the cache may still hold stale lines from before: on a "
-                "card the core can read them instead of Python's data. Call "
+                f"{where}before the thread invalidated it.{self._others_text(key, region)} Python wrote "
+                "the region to DRAM, past the cache, and the cache may still hold stale lines from "
+                "before: on a card the core can read them instead of Python's data. Call "
                 f"kmx_invalidate({region.id}) before the first read."
             ),
         )
+
+    def _others_text(self, key, region: "Region") -> str:
+        others = self._others.get(key)
+        if not others:
+            return ""
+        parts = [f"core {n} ({_bytes(start, end, region.size)})" for n, start, end in others]
+        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+        return f" {said[0].upper()}{said[1:]} read it before the invalidate too."
+
+    def settle(self) -> None:
+        """Name in each read-before-invalidate finding the bytes its core read (from its
+        first line to its last), and those the other cores read: the lines are kept an
+        access at a time (sim/native/fill.c, read_before_invalidate). While the cache's
+        memory is there; called when the findings are read and before it goes."""
+        for (region_id, kind), found in list(self._found.items()):
+            region = self._regions.get(region_id)
+            if kind != READ_BEFORE_INVALIDATE or region is None or region.cache.read_cores is None:
+                continue
+            first = region.offset // LINE
+            bits = region.cache.read_cores[first : (region.offset + region.size + LINE - 1) // LINE]
+            key = (region_id, kind)
+            mask = (1 << found.core) | 0x80  # (0x80: Python's reads on its behalf)
+            start, end = self._read_by(region, bits, first, mask)
+            if not end:  # (no line known: page-level reads only, Python's own)
+                pages = np.flatnonzero(region.cache.read_stale & np.uint8(mask))
+                start, end = self._clip(region, int(pages[0]) * PAGE, (int(pages[-1]) + 1) * PAGE) if pages.size else (
+                    found.start, found.end)
+            others = [(n, *self._read_by(region, bits, first, 1 << n)) for n in range(CORES_PER_CLUSTER)]
+            self._others[key] = [(n, a, b) for n, a, b in others if b and n != found.core]
+            settled = replace(found, start=start, end=end, message=self._explain[key](start, end))
+            if settled != found:
+                self._found[key] = settled
+                if self.on_change is not None:
+                    self.on_change(settled)
 
     def _line_event(self, region: "Region", kind: int, offset: int, size: int) -> None:
         """sim/native/watch.c saw a stale read of [OFFSET, OFFSET + SIZE) of REGION's span,
@@ -379,6 +423,14 @@ class Checker:
         )
 
     # -- bookkeeping ---------------------------------------------------------------------------
+
+    def _read_by(self, region: "Region", bits: np.ndarray, first: int, mask: int) -> tuple[int, int]:
+        """The bytes of REGION from the first to the last line whose BITS (read_cores from
+        span line FIRST on) have any of MASK: (start, end), (0, 0) for none."""
+        lines = np.flatnonzero(bits & np.uint8(mask))
+        if not lines.size:
+            return 0, 0
+        return self._clip(region, (first + int(lines[0])) * LINE, (first + int(lines[-1]) + 1) * LINE)
 
     @staticmethod
     def _clip(region: "Region", start: int, end: int) -> tuple[int, int]:

@@ -48,9 +48,10 @@ STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A
 page's clean bytes are not DRAM's: its first write copies it aside, as when copying.)
 
 What happened to each line is kept for the checker and the picture (sim.cache.checker): per page,
-whether it was filled from DRAM and whether it was read before any invalidate and before
-any write (reads are seen a page at a time, at the fill), and the pc, return address and
-core of the first write since the page was clean; per line, whether a flush wrote it back,
+whether it was filled from DRAM and which cores read it before any invalidate and before
+any write (seen at the fill), and the pc, return address and core of the first write
+since the page was clean; per line, which cores read it before any invalidate (the page
+is watched from its first such read: sim/native/watch.c), whether a flush wrote it back,
 an invalidate dropped its writes, or it was still dirty when the thread ended.
 """
 
@@ -211,7 +212,8 @@ class CachedRegion:
         self.stale = np.zeros(pages, np.uint8)  # strict mode: the page's lines hold STALE_BYTE
         self.loaded = np.zeros(pages, np.uint8)  # filled from DRAM at least once
         self.written = np.zeros(pages, np.uint8)  # written by the thread at least once
-        self.read_stale = np.zeros(pages, np.uint8)  # read before any invalidate or write
+        self.read_stale = np.zeros(pages, np.uint8)  # read before any invalidate or write: a bit a core
+        self.read_cores = np.zeros(pages * LINES_PER_PAGE, np.uint8)  # the lines so read: a bit a core
         self.write_pc = np.zeros(pages, np.uint64)  # the first write since the page was clean
         self.write_ra = np.zeros(pages, np.uint64)
         self.write_core = np.full(pages, -1, np.int8)
@@ -259,6 +261,7 @@ class CachedRegion:
             dropped=hooks.pointer(self.dropped, ctypes.c_uint64),
             line_events=hooks.pointer(self.line_events),
             on_line_event=self._on_line_event,
+            read_cores=hooks.pointer(self.read_cores),
         )
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
@@ -410,13 +413,19 @@ class CachedRegion:
 
     def access(self, page: int, write: bool, core=None) -> bool:
         """A core reads (or writes) page PAGE of the span (what sim/native/fill.c does at a TLB
-        fill; here for Python's own accesses on a thread's behalf, CORE's: a sim.hart.core.Core
-        in a kmx call, or None). Returns whether the page may be written without coming
-        back here."""
-        if not 0 <= page < self.pages:
-            raise IndexError(f"page {page} of a span of {self.pages}")
+        fill). Returns whether the page may be written without coming back here."""
+        return self.touch(page * PAGE, 0, write, core)
+
+    def touch(self, offset: int, size: int, write: bool, core=None) -> bool:
+        """Python reads (or writes) [OFFSET, OFFSET + SIZE) of the span on a thread's behalf,
+        CORE's (a sim.hart.core.Core in a kmx call) or its own (None): what a fill does for
+        each page, and the lines a read touched kept as a core's accesses keep them. SIZE
+        0: the page of OFFSET, no line. Returns whether the last page may be written
+        without coming back here."""
+        if not (0 <= offset and offset + size <= self.pages * PAGE):
+            raise IndexError(f"bytes {offset} to {offset + size} of a span of {self.pages * PAGE}")
         native, engine = (None, None) if core is None else core.native_arguments()
-        return bool(hooks.library().region_access(ctypes.byref(self.state), page, int(write), native, engine))
+        return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), native, engine))
 
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])
@@ -606,8 +615,14 @@ class CachedRegion:
         """What happened to each line of the span: the highest of UNTOUCHED to UNFLUSHED."""
         pages = np.zeros(self.pages, dtype=np.uint8)
         pages[self.loaded == 1] = FRESH
-        pages[self.read_stale == 1] = READ_STALE
-        return np.maximum(self.line_events, np.repeat(pages, LINES_PER_PAGE))
+        states = np.maximum(self.line_events, np.repeat(pages, LINES_PER_PAGE))
+        # read before an invalidate: the lines a core read (sim/native/fill.c keeps them),
+        # or the whole page where no line is known (a page-level access of Python's)
+        read = self.read_cores != 0
+        unknown = (self.read_stale != 0) & ~read.reshape(self.pages, LINES_PER_PAGE).any(axis=1)
+        read |= np.repeat(unknown, LINES_PER_PAGE)
+        states[read] = np.maximum(states[read], READ_STALE)
+        return states
 
     def hand_back(self) -> np.ndarray:
         """The library's hand-back when a thread ends (card mode): write back, then drop.

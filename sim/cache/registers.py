@@ -10,9 +10,16 @@ the same names for C):
 | CCACHE0_FLUSH32 | 0x0201_0240 | a 4-byte store of the address shifted right by 4: the same |
 | PL2CACHE0_CFLUSH64 | 0x1010_4200 + hart * 0x4000 | an 8-byte store: the line goes from the hart's L2 to the L3, still in the tile's cache (DRAM does not change) |
 | PL2CACHE0_FLUSHCOUNT | 0x1010_4208 + hart * 0x4000 | a load: 0 (every flush is done at once) |
+
+A line flush of an address that is no memory of the thread's (not its image, a stack, the
+heap or a region) is a fault too, which says what the store named: on the card it would
+flush nothing the thread has, so it is always a mistake (a FLUSH32 of a region's address,
+which has more than 36 bits, say).
 """
 
 from __future__ import annotations
+
+from ..layout import BANK_BYTES, UNCACHED_ALIAS
 
 CCACHE0 = 0x0201_0000
 PL2CACHE0 = 0x1010_4000
@@ -39,6 +46,32 @@ SIMULATED = (
     "PL2CACHE0_CFLUSH64 (an 8-byte store) and PL2CACHE0_FLUSHCOUNT (a load); kmx_flush and "
     "kmx_invalidate do a whole region at once (kmx_runtime/kmx_cache.h)"
 )
+
+
+FLUSH64 = CCACHE0 + 0x200
+FLUSH32 = CCACHE0 + 0x240
+
+
+def flush_of_no_memory(address: int, size: int, value: int) -> str | None:
+    """What a line flush through ADDRESS (a store of SIZE bytes of VALUE) named, when the
+    simulator refused it for naming no memory the tile caches for the thread; None for any
+    other fault."""
+    if address == FLUSH64 and size == 8:
+        named, how = value, f"It named {value:#x}"
+    elif address == FLUSH32 and size == 4:
+        named, how = value << 4, f"It stored {value:#x}, which names {value << 4:#x} (the value shifted left by 4)"
+    else:
+        return None
+    if UNCACHED_ALIAS <= named < UNCACHED_ALIAS + BANK_BYTES:
+        where = "an address of the uncached alias, whose lines no cache holds"
+    else:
+        where = "no memory of the thread's"
+    advice = ("FLUSH32 reaches only 36-bit physical addresses, and a region's are from "
+              "0x4000_3000_0000 on: flush a region's lines through CCACHE0_FLUSH64 (kmx_cache_flush_line)"
+              if address == FLUSH32 else
+              "the register takes a line's physical address, which is its address in the thread "
+              "(a region's are from 0x4000_3000_0000 on)")
+    return f"{how}, {where}, so no line was flushed: {advice}"
 
 
 def _named(table: dict, offset: int) -> str | None:

@@ -4,6 +4,11 @@ interrupt byte (Ctrl-C in gdb), over one TCP connection.
 A reader thread of its own reads the socket all the time, so that an interrupt reaches
 the run while the cores run (`on_interrupt`, called on that thread); the packets wait in
 a queue for the debugger, which answers them on the cluster's host thread.
+
+A packet is at most the PacketSize the stub advertises (its data, escaped, between `$` and
+`#`): a longer one is dropped as it comes, with a line on stderr, and the next packet is
+read as usual. A `$` inside a packet (where the protocol escapes it) starts a new one, so
+a packet left unterminated cannot hide the ones after it. Every byte is looked at once.
 """
 
 from __future__ import annotations
@@ -45,12 +50,69 @@ def unescape(data: bytes) -> bytes:
     return bytes(out)
 
 
+class PacketReader:
+    """The bytes gdb sends, cut into what they mean: `feed(chunk)` gives a list of
+    ("packet", data unescaped), ("bad", None) for a checksum that does not match,
+    ("interrupt", None), and ("dropped", why) for a packet the stub will not read."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # the most data between `$` and `#`
+        self._data = bytearray()  # the packet's data so far
+        self._state = "between"  # between packets; "data"; "skip" (a packet past the limit); "sum"
+        self._sum = bytearray()
+
+    def feed(self, chunk: bytes) -> list[tuple[str, bytes | str | None]]:
+        out: list[tuple[str, bytes | str | None]] = []
+        i, n = 0, len(chunk)
+        while i < n:
+            if self._state == "between":
+                byte = chunk[i]
+                i += 1
+                if byte == INTERRUPT:
+                    out.append(("interrupt", None))
+                elif byte == ord("$"):
+                    self._state, self._data = "data", bytearray()
+                # (else '+', '-': acks of ours, and noise)
+            elif self._state in ("data", "skip"):
+                hash_at, dollar_at = chunk.find(b"#", i), chunk.find(b"$", i)
+                ends = [at for at in (hash_at, dollar_at) if at >= 0]
+                end = min(ends) if ends else n
+                if self._state == "data":
+                    self._data += chunk[i:end]
+                    if len(self._data) > self.limit:
+                        out.append(("dropped", f"a packet longer than the PacketSize of {self.limit} bytes"))
+                        self._state, self._data = "skip", bytearray()
+                i = end
+                if end == n:
+                    break
+                if end == dollar_at:  # (a new packet: the one before it never ended)
+                    if self._state == "data":
+                        out.append(("dropped", f"a packet with no end ({len(self._data)} bytes, then a new '$')"))
+                    self._state, self._data = "data", bytearray()
+                else:
+                    self._state = "sum" if self._state == "data" else "skipsum"
+                    self._sum = bytearray()
+                i = end + 1
+            else:  # "sum", "skipsum": the two digits of the checksum
+                self._sum.append(chunk[i])
+                i += 1
+                if len(self._sum) == 2:
+                    if self._state == "sum":
+                        good = bytes(self._sum).lower() == b"%02x" % checksum(bytes(self._data))
+                        out.append(("packet", unescape(bytes(self._data))) if good else ("bad", None))
+                    self._state, self._data = "between", bytearray()
+        return out
+
+
 class Connection:
     """One gdb, connected. `receive` gives its packets (bytes, unescaped), or CLOSED."""
 
-    def __init__(self, sock: socket.socket, on_interrupt: Callable[[], None]) -> None:
+    def __init__(self, sock: socket.socket, on_interrupt: Callable[[], None], limit: int,
+                 say: Callable[[str], None]) -> None:
         self._socket = sock
         self._on_interrupt = on_interrupt
+        self._say = say  # (a packet dropped: a line on stderr)
+        self._reader_state = PacketReader(limit)
         self._packets: "queue.Queue[bytes | None]" = queue.Queue()
         self._send_lock = threading.Lock()
         self.acks = True  # until gdb asks for QStartNoAckMode
@@ -59,31 +121,23 @@ class Connection:
         self._reader.start()
 
     def _read(self) -> None:
-        buffer = bytearray()
         try:
             while True:
                 chunk = self._socket.recv(65536)
                 if not chunk:
                     break
-                buffer += chunk
-                while buffer:
-                    if buffer[0] == INTERRUPT:
-                        del buffer[0]
+                for kind, value in self._reader_state.feed(chunk):
+                    if kind == "interrupt":
                         self._on_interrupt()
-                    elif buffer[0] == ord("$"):
-                        end = buffer.find(b"#")
-                        if end < 0 or len(buffer) < end + 3:
-                            break  # the rest is still coming
-                        data, sum_text = bytes(buffer[1:end]), bytes(buffer[end + 1 : end + 3])
-                        del buffer[: end + 3]
+                    elif kind == "dropped":
+                        self._say(f"komorebi: gdb sent {value}: it is dropped, unanswered")
+                    elif kind == "bad":
                         if self.acks:
-                            good = sum_text.lower() == b"%02x" % checksum(data)
-                            self._write(b"+" if good else b"-")
-                            if not good:
-                                continue
-                        self._packets.put(unescape(data))
-                    else:  # '+', '-' (acks of ours: the connection is reliable) and noise
-                        del buffer[0]
+                            self._write(b"-")
+                    else:
+                        if self.acks:
+                            self._write(b"+")
+                        self._packets.put(value)
         except OSError:
             pass
         finally:

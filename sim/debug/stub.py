@@ -57,6 +57,8 @@ SIGINT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGKILL, SIGSEGV = 2, 4, 5, 6, 7, 9, 1
 WATCH_KINDS = {2: ("watch", 2), 3: ("rwatch", 1), 4: ("awatch", 3)}  # Z type -> (stop word, kinds bits)
 POLL = 0.1  # seconds between looks at whether the card is stopping, while waiting for gdb
 PACKET_SIZE = 0x8000
+ADDRESS_END = 1 << 64  # the address space's end: an address or a span past it is refused
+WATCH_LIMIT = 1 << 20  # the most bytes one watchpoint watches (its pages are watched one by one)
 MAIN = "kmx_main"
 
 
@@ -424,7 +426,7 @@ class GdbStub:
             except OSError:
                 break
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._connection = Connection(sock, self._interrupted)
+            self._connection = Connection(sock, self._interrupted, PACKET_SIZE, self.options.say)
             self.attached.set()
             return
         raise DebuggerGone("the run was stopped before gdb attached")
@@ -509,20 +511,23 @@ class GdbStub:
                     at += size
                 return "OK", False
             if kind == "p":
-                n = int(text[1:], 16)
+                n = _size(text[1:])
                 return (registers.read(self._current(), n).hex() if n < len(registers.REGISTERS) else "E45"), False
             if kind == "P":
                 number, value = text[1:].split("=", 1)
-                ok = registers.write(self._current(), int(number, 16), bytes.fromhex(value))
+                ok = registers.write(self._current(), _size(number), bytes.fromhex(value))
                 return ("OK" if ok else "E01"), False
             if kind == "m":
-                address, length = (int(x, 16) for x in text[1:].split(","))
-                data = self._read_memory(address, min(length, PACKET_SIZE // 2))
+                where, length = text[1:].split(",")
+                data = self._read_memory(_address(where), min(_size(length), PACKET_SIZE // 2))
                 return (data.hex() if data else "E14"), False
             if kind == "M":
                 where, data = text[1:].split(":", 1)
-                address, _ = (int(x, 16) for x in where.split(","))
-                return self._write_memory(address, bytes.fromhex(data)), False
+                address, length = where.split(",")
+                data = bytes.fromhex(data)
+                if _size(length) != len(data) or _address(address) + len(data) > ADDRESS_END:
+                    return "E22", False
+                return self._write_memory(_address(address), data), False
             if kind in "Zz":
                 return self._point(kind == "Z", text[1:]), False
             if kind == "c":
@@ -541,7 +546,7 @@ class GdbStub:
                 return "OK", True
             if text.startswith("vMustReplyEmpty"):
                 return "", False
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, OverflowError):  # (whatever a packet holds, gdb gets an answer)
             return "E01", False
         return "", False  # not supported: gdb does without
 
@@ -555,7 +560,7 @@ class GdbStub:
             name, _, span = text[len("qXfer:features:read:"):].partition(":")
             if name != "target.xml":
                 return "E00"
-            offset, length = (int(x, 16) for x in span.split(","))
+            offset, length = (_size(x) for x in span.split(","))
             document = registers.target_xml()
             chunk = document[offset : offset + length]
             return ("l" if offset + length >= len(document) else "m") + chunk
@@ -617,8 +622,9 @@ class GdbStub:
     def _go(self, step: "Core | None", address: str) -> str | None:
         if address:
             core = step or self._current()
-            core.engine.write("pc", int(address, 16))
-            core.pc = int(address, 16)
+            pc = _address(address)
+            core.engine.write("pc", pc)
+            core.pc = pc
         self._resume = Resume(step=step)
         return None
 
@@ -648,8 +654,12 @@ class GdbStub:
         return None, True
 
     def _point(self, insert: bool, text: str) -> str:
+        """Z and z: a breakpoint (0, 1: the same here) or a watchpoint (2, 3, 4) at an
+        address of the address space; a watchpoint of 1 byte to WATCH_LIMIT within it."""
         kind, address, length = text.split(",")[:3]
-        kind, address, length = int(kind), int(address, 16), int(length.split(";")[0], 16)
+        kind, address, length = int(kind), _address(address), int(length.split(";")[0], 16)
+        if kind in WATCH_KINDS and not (1 <= length <= WATCH_LIMIT and address + length <= ADDRESS_END):
+            return "E22"
         if kind in (0, 1):
             if insert:
                 self.breakpoints.add(address)
@@ -711,3 +721,19 @@ class GdbStub:
                 if c.engine is not None:
                     c.drop_translations()
         return "OK"
+
+
+def _size(text: str) -> int:
+    """A length or an offset of gdb's (hex): not negative; ValueError if not."""
+    size = int(text, 16)
+    if size < 0:
+        raise ValueError(f"{text} is not a size")
+    return size
+
+
+def _address(text: str) -> int:
+    """An address of gdb's (hex), within the address space; ValueError if not."""
+    address = int(text, 16)
+    if not 0 <= address < ADDRESS_END:
+        raise ValueError(f"{text} is not an address")
+    return address

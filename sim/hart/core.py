@@ -306,7 +306,7 @@ class Core:
                 if self._pending is not None:  # raised in the interrupt hook
                     error, self._pending = self._pending, None
                     raise error
-                if native.device.fault_size:  # a register of the cache's not modelled (watch.c)
+                if self._device_refused():
                     raise self._device_fault()
                 if native.turn.breakpoint_hit and self._breakpoint_stop():
                     break
@@ -315,6 +315,8 @@ class Core:
             if native.turn.partial:  # the turn ends inside the next block
                 native.turn.partial = 0
                 self._run_partial_block(native.turn.remaining)
+                if self._device_refused():
+                    raise self._device_fault()
             self.context.check_hooks()
         except CoreFault as fault:
             self.state = FAULTED
@@ -755,8 +757,19 @@ class Core:
             pc += 2 if bits & 3 != 3 else 4
         return start if first is None else first
 
+    def _device_refused(self) -> bool:
+        """Whether the run did to the cache's registers what the simulator refuses (watch.c):
+        an access not modelled, a flush of no memory of the thread's, or a low half of a
+        store that no high half followed (a 4-byte store of its own)."""
+        device = self.native.device
+        if device.low_at and not device.fault_size:
+            device.fault_address, device.fault_size, device.fault_write = device.low_at, 4, 1
+            device.fault_pc, device.fault_value = device.low_pc, 0
+        device.low_at = 0
+        return bool(device.fault_size)
+
     def _device_fault(self) -> CoreFault:
-        """The fault of an access to the cache's registers that is not modelled."""
+        """The fault of an access to the cache's registers that _device_refused found."""
         device = self.native.device
         address, size, store = device.fault_address, device.fault_size, bool(device.fault_write)
         device.fault_size = 0
@@ -768,7 +781,8 @@ class Core:
             pass
         block = registers.describe(address)
         what = f"{'an' if size == 8 else 'a'} {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
-        return self.fault(pc, f"{what}. {registers.SIMULATED}")
+        flushed = registers.flush_of_no_memory(address, size, device.fault_value) if store else None
+        return self.fault(pc, f"{what}. {flushed or registers.SIMULATED}")
 
     def _vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
         """(the address, what it was) of the element a vector load or store at PC was

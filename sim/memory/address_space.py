@@ -120,8 +120,7 @@ class AddressSpace:
 
     def _through_cache(self, span: Span, offset: int, size: int, write: bool, core=None) -> None:
         if span.region is not None:
-            for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
-                span.region.access(page, write, core)
+            span.region.touch(offset, max(size, 1), write, core)
 
     def peek(self, address: int, size: int) -> bytes:
         """SIZE bytes as they are, for the simulator's own eyes (a fault message, a frame

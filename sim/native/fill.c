@@ -56,13 +56,28 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
         core->engine.reg_read(uc, (int)core->engine.reg_pc, &r->read_pc[page]);
         core->engine.reg_read(uc, (int)core->engine.reg_ra, &r->read_ra[page]);
     }
-    if (!write && !(r->invalidated || r->written[page] || r->read_stale[page] || (r->dropped && r->dropped[page]))) {
-        /* (a page a line flush dropped lines of is watched instead, or needs nothing: watch.c) */
-        r->read_stale[page] = 1; /* Python's data, read before any invalidate */
+    if (!write && !(r->dropped && r->dropped[page])) /* (a page a line flush dropped lines of */
+        read_before_invalidate(r, page, 0, 0, core);   /* is watched instead, or needs nothing: watch.c) */
+    return r->writable[page];
+}
+
+/* CORE (0: Python) reads lines [FIRST_LINE, END_LINE) of PAGE of R (none: only the page):
+ * Python's data, read before any invalidate, on a page the thread did not write first?
+ * Each core's first such read of a page is told to the checker, and the lines are kept
+ * (read_cores). Returns whether it is one. */
+int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core) {
+    if (r->invalidated || r->written[page])
+        return 0;
+    uint8_t bit = READ_BIT(core);
+    if (r->read_cores)
+        for (uint64_t line = first_line; line < end_line; line++)
+            r->read_cores[line] |= bit;
+    if (!(r->read_stale[page] & bit)) {
+        r->read_stale[page] |= bit;
         if (r->on_stale_read)
             r->on_stale_read(r->token, page);
     }
-    return r->writable[page];
+    return 1;
 }
 
 /* The engine's TLB starts with 256 entries, direct-mapped, and QEMU grows it only when
@@ -172,6 +187,19 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
     return filled;
 }
 
-int region_access(Region *region, uint64_t page, int write, Core *core, void *uc) {
-    return access(region, page, write, core, uc);
+/* Python reads (WRITE: writes) [OFFSET, OFFSET + SIZE) of REGION's span, on CORE's behalf
+ * (0: its own): what a fill does for each page, and a read's lines kept as watch.c keeps
+ * them (SIZE 0: the page of OFFSET, no line). Returns whether the last page may be written
+ * without coming back here. */
+int region_access(Region *region, uint64_t offset, uint64_t size, int write, Core *core, void *uc) {
+    int writable = 0;
+    uint64_t end = offset + (size ? size : 1);
+    for (uint64_t page = offset / PAGE; page * PAGE < end; page++) {
+        writable = access(region, page, write, core, uc);
+        if (!write && size && region->read_stale[page]) {
+            uint64_t from = page * PAGE > offset ? page * PAGE : offset, to = (page + 1) * PAGE < end ? (page + 1) * PAGE : end;
+            read_before_invalidate(region, page, from / LINE, (to - 1) / LINE + 1, core);
+        }
+    }
+    return writable;
 }

@@ -82,7 +82,7 @@ typedef struct {
     uint8_t *unpainted; /* strict mode: not yet painted with STALE_BYTE; or 0 */
     uint8_t *loaded;    /* filled from DRAM at least once */
     uint8_t *written;   /* written at least once */
-    uint8_t *read_stale;/* read before any invalidate and before any write */
+    uint8_t *read_stale;/* read before any invalidate and before any write: a bit per core (READ_BIT) */
     uint8_t *copy_fill; /* the view does not show DRAM by itself: a fill copies */
     uint64_t *write_pc; /* the first store since clean: its pc, ra and core */
     uint64_t *write_ra;
@@ -120,7 +120,12 @@ typedef struct {
     uint64_t *level_counts; /* L1D hits, misses, L2 hits, misses, L3 hits, misses, lines the L3
                              * evicted, and of those the dirty ones it wrote back */
     uint8_t *rescued;       /* per line: an eviction wrote it back dirty, and no flush since */
+    /* Per line, a bit per core (READ_BIT): the core read it before any invalidate, on a
+     * page not written before. A page read so is watched until the invalidate (or its
+     * first write), so that the checker names the lines each core read. */
+    uint8_t *read_cores;
 } Region;
+#define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
 enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNCACHED = 4,
@@ -219,8 +224,10 @@ typedef struct { /* the cache's registers (watch.c): what a thread did to them *
     int64_t fault_size;     /* its size (0: none), */
     int64_t fault_write;    /* and whether it was a store, */
     uint64_t fault_pc;      /* and the engine's pc then (its block's start, or before it) */
+    uint64_t fault_value;   /* a line flush's: the value stored (no memory of the thread's) */
     uint64_t low_half;      /* the engine hands a device an 8-byte store as two 4-byte ones, */
-    uint64_t low_at;        /* low half first: the low half, and its address (0: none) */
+    uint64_t low_at;        /* low half first: the low half, its address (0: none), */
+    uint64_t low_pc;        /* and the engine's pc then */
     int64_t retranslate;    /* a region became watched whole: every core's TLB must go */
 } Device;
 
@@ -284,6 +291,7 @@ int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* th
 
 /* watch.c */
 int page_watched(const Region *r, uint64_t page);
+int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
 void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size);
 void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size);
 int device_holds(uint64_t address);

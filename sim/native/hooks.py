@@ -111,6 +111,7 @@ class RegionState(ctypes.Structure):
         ("base", ctypes.c_uint64),
         ("level_counts", _u64),
         ("rescued", _u8),
+        ("read_cores", _u8),
     ]
 
 
@@ -232,8 +233,10 @@ class Device(ctypes.Structure):
         ("fault_size", ctypes.c_int64),
         ("fault_write", ctypes.c_int64),
         ("fault_pc", ctypes.c_uint64),
+        ("fault_value", ctypes.c_uint64),
         ("low_half", ctypes.c_uint64),
         ("low_at", ctypes.c_uint64),
+        ("low_pc", ctypes.c_uint64),
         ("retranslate", ctypes.c_int64),
     ]
 
@@ -355,7 +358,7 @@ def library() -> ctypes.CDLL:
         if _library is None:
             loaded = ctypes.CDLL(str(_build()))
             loaded.region_access.argtypes = [
-                ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_int,
+                ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int,
                 ctypes.POINTER(CoreState), ctypes.c_void_p,
             ]
             loaded.region_access.restype = ctypes.c_int

@@ -51,6 +51,8 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
 int page_watched(const Region *r, uint64_t page) {
     if (r->uncached_used || r->tile)
         return 1;
+    if (r->read_cores && r->read_stale[page] && !r->invalidated && !r->written[page])
+        return 1; /* (read before the invalidate: the lines each core reads are kept) */
     if (r->stale[page] && r->stale_lines && r->stale_lines[page])
         return 1;
     if (r->dropped && !r->invalidated) {
@@ -120,17 +122,14 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
                 continue;
             }
         }
-        if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want) {
-            /* a page read before it was written has its finding already (read before
-             * invalidate, fill.c), which covers the page */
-            if (!r->read_stale[page])
-                stale_read(r, line, ~r->fresh[line]);
-        } else if (r->dropped && !r->invalidated && !r->written[page] && !r->read_stale[page] &&
-                   !(r->dropped[page] >> (line % LINES_PER_PAGE) & 1)) {
-            r->read_stale[page] = 1; /* Python's data, read before any invalidate (fill.c) */
-            if (r->on_stale_read)
-                r->on_stale_read(r->token, page);
-        }
+        /* Python's data, read before any invalidate (fill.c), on a line no line flush
+         * dropped (the flush is that line's invalidate): its lines are kept */
+        if (!(r->dropped && r->dropped[page] >> (line % LINES_PER_PAGE) & 1) && read_before_invalidate(r, page, line, line + 1, core))
+            continue;
+        /* a page read before it was written has its finding already (read before
+         * invalidate), which covers the page */
+        if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want && !r->read_stale[page])
+            stale_read(r, line, ~r->fresh[line]);
     }
 }
 
@@ -290,13 +289,12 @@ static int leave_cache(Region *r, uint64_t offset, int flushed) {
     return written_back;
 }
 
-/* CCACHE0_FLUSH64 of ADDRESS: the line written back to DRAM if dirty, then dropped. Not a
- * region's line: the simulator caches no other memory (the image, the stacks and the heap
- * are always DRAM's), so nothing. */
-static void flush_line(Core *core, uint64_t address) {
+/* CCACHE0_FLUSH64 of ADDRESS, in SPAN: the line written back to DRAM if dirty, then
+ * dropped. Not a region's line: the simulator caches no other memory (the image, the
+ * stacks and the heap are always DRAM's), so nothing. */
+static void flush_line(Core *core, Span *span, uint64_t address) {
     core->device.line_flushes++;
-    Span *span = find_span(core, address);
-    if (!span || span->kind != SPAN_REGION)
+    if (span->kind != SPAN_REGION)
         return;
     Region *r = span->region;
     uint64_t offset = (address - span->base) & ~(uint64_t)(LINE - 1);
@@ -444,61 +442,100 @@ static void refuse(Core *core, void *uc, uint64_t address, unsigned size, int wr
     core->engine.emu_stop(uc);
 }
 
-/* A 64-bit register's store, which the engine hands over as two 4-byte stores, low half
- * first: 1 with the whole VALUE when ADDRESS and SIZE complete one (or are one). */
-static int whole_store(Core *core, uint64_t address, unsigned size, uint64_t *value) {
-    if (size == 8)
+/* The engine hands a device an 8-byte store as two 4-byte ones, low half first, one right
+ * after the other in the same instruction. A low half waits in low_at for its high half;
+ * anything else that comes to a register first (or the end of the run: sim/hart/core.py)
+ * shows that it was a 4-byte store of its own, which is refused, at the pc it came at. */
+static void settle(Core *core, void *uc, uint64_t address, unsigned size, int write) {
+    Device *d = &core->device;
+    if (!d->low_at || (write && size == 4 && address == d->low_at + 4))
+        return;
+    uint64_t at = d->low_at;
+    d->low_at = 0;
+    refuse(core, uc, at, 4, 1);
+    d->fault_pc = d->low_pc;
+}
+
+/* A store of SIZE at ADDRESS to the 8-byte register at REGISTER: 1 when it completes an
+ * 8-byte store (VALUE is then the whole of it), 0 when it is a low half that waits for its
+ * high half, -1 when it is no 8-byte store of the register (a fault). */
+static int whole_store(Core *core, void *uc, uint64_t address, unsigned size, uint64_t *value, uint64_t reg) {
+    Device *d = &core->device;
+    if (size == 8 && address == reg)
         return 1;
-    if (size != 4)
-        return 0;
-    if (address % 8 == 0) {
-        core->device.low_half = *value & 0xFFFFFFFFull;
-        core->device.low_at = address;
+    if (size == 4 && address == reg) {
+        d->low_half = *value & 0xFFFFFFFFull;
+        d->low_at = address;
+        d->low_pc = 0;
+        core->engine.reg_read(uc, (int)core->engine.reg_pc, &d->low_pc);
         return 0;
     }
-    if (core->device.low_at != address - 4)
-        return 0;
-    core->device.low_at = 0;
-    *value = core->device.low_half | (*value << 32);
-    return 1;
+    if (size == 4 && address == reg + 4 && d->low_at == reg) {
+        d->low_at = 0;
+        *value = d->low_half | (*value << 32);
+        return 1;
+    }
+    return -1;
+}
+
+/* A line flush of ADDRESS through REGISTER (CCACHE0_FLUSH64 or FLUSH32), whose store was
+ * VALUE: an address of no memory of the thread's (not the image, a stack, the heap or a
+ * region: a FLUSH32 of a cached-window address, cut to 36 bits, say) is refused. */
+static void flush_checked(Core *core, void *uc, uint64_t reg, unsigned size, uint64_t value, uint64_t address) {
+    Span *span = find_span(core, address);
+    if (span) {
+        flush_line(core, span, address);
+        return;
+    }
+    if (!core->device.fault_size)
+        core->device.fault_value = value;
+    refuse(core, uc, reg, size, 1);
 }
 
 uint64_t ccache_read(void *uc, uint64_t offset, unsigned size, void *data) {
-    refuse((Core *)data, uc, CCACHE0_BASE + offset, size, 0);
+    Core *core = (Core *)data;
+    settle(core, uc, CCACHE0_BASE + offset, size, 0);
+    refuse(core, uc, CCACHE0_BASE + offset, size, 0);
     return 0;
 }
 
 void ccache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     Core *core = (Core *)data;
-    if ((offset == 0x200 || offset == 0x204) && size == 4 && !whole_store(core, CCACHE0_BASE + offset, size, &value))
-        return; /* (the low half: the high one completes the store) */
-    if ((offset == 0x200 && size == 8) || (offset == 0x204 && size == 4))
-        flush_line(core, value);
-    else if (offset == 0x240 && size == 4)
-        flush_line(core, (value & 0xFFFFFFFFull) << 4);
-    else
-        refuse(core, uc, CCACHE0_BASE + offset, size, 1);
+    uint64_t address = CCACHE0_BASE + offset;
+    settle(core, uc, address, size, 1);
+    if (offset == 0x240 && size == 4) {
+        flush_checked(core, uc, address, 4, value & 0xFFFFFFFFull, (value & 0xFFFFFFFFull) << 4);
+        return;
+    }
+    int whole = whole_store(core, uc, address, size, &value, CCACHE0_BASE + 0x200);
+    if (whole > 0)
+        flush_checked(core, uc, CCACHE0_BASE + 0x200, 8, value, value);
+    else if (whole < 0)
+        refuse(core, uc, address, size, 1);
 }
 
 uint64_t pl2cache_read(void *uc, uint64_t offset, unsigned size, void *data) {
+    Core *core = (Core *)data;
+    settle(core, uc, PL2CACHE0_BASE + offset, size, 0);
     uint64_t at = offset % PL2CACHE0_STRIDE;
     if (at >= 0x208 && at + size <= 0x210)
         return 0; /* FLUSHCOUNT: nothing pending (an 8-byte load comes as two halves) */
-    refuse((Core *)data, uc, PL2CACHE0_BASE + offset, size, 0);
+    refuse(core, uc, PL2CACHE0_BASE + offset, size, 0);
     return 0;
 }
 
 void pl2cache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     Core *core = (Core *)data;
-    uint64_t at = offset % PL2CACHE0_STRIDE;
-    if ((at == 0x200 || at == 0x204) && size == 4 && !whole_store(core, PL2CACHE0_BASE + offset, size, &value))
-        return;
-    if ((at == 0x200 && size == 8) || (at == 0x204 && size == 4)) {
+    uint64_t address = PL2CACHE0_BASE + offset;
+    settle(core, uc, address, size, 1);
+    uint64_t reg = address - offset % PL2CACHE0_STRIDE + 0x200;
+    int whole = whole_store(core, uc, address, size, &value, reg);
+    if (whole > 0) {
         core->device.l2_flushes++; /* L2 to L3: still the tile's cache */
         Span *span = find_span(core, value);
         if (span && span->kind == SPAN_REGION && span->region->tile)
             tile_remove(span->region->tile, value / LINE, (int)(offset / PL2CACHE0_STRIDE));
     }
-    else
-        refuse(core, uc, PL2CACHE0_BASE + offset, size, 1);
+    else if (whole < 0)
+        refuse(core, uc, address, size, 1);
 }

@@ -30,7 +30,7 @@ static void fill_f32(float *p, size_t n) {
         if (r % 16 == 0) {
             bits = special[(r >> 4) % 10];
         } else {
-            bits = (uint32_t)(((r >> 8) & 1) << 31 | (uint32_t)(120 + (r >> 9) % 16) << 23 | (uint32_t)(r >> 20) & 0x7fffff);
+            bits = (uint32_t)(((r >> 8) & 1) << 31 | (uint32_t)(120 + (r >> 9) % 16) << 23 | ((uint32_t)(r >> 20) & 0x7fffff));
         }
         __builtin_memcpy(&p[i], &bits, 4);
     }
