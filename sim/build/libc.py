@@ -20,7 +20,7 @@ LibraryError, which says what differs and how to build it again:
 The library is built without debug information (zig's -s): the simulator names the C
 library's frames by function, never by line (sim.image.dwarf), and so no file holds a path
 of the machine that built it: the same ziglang builds the same bytes anywhere
-(tests/test_libc.py builds it again and compares).
+(tests/build/test_libc.py builds it again and compares).
 
 This module imports nothing of the package, so that setup.py can load it by its path
 before the package is installed.

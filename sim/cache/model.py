@@ -14,7 +14,7 @@ keeps up to date:
 - writable: the page has been written since it was last clean. A line is dirty when the
   view differs from the line as it was when last clean.
 
-Three ways of holding a region, with the same behaviour (tests/test_cache_stateful.py
+Three ways of holding a region, with the same behaviour (tests/cache/test_cache_stateful.py
 runs each against one reference):
 
 - direct (card mode, the usual one): the engines map DRAM itself (sim.memory.dram). A line's

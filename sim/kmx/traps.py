@@ -1,6 +1,6 @@
 """The trap table: from an ecall's number (a7) to the kmx call it stands for.
 
-The numbers are kmx_runtime/kmx.h's KMX_CALL_* (tests/test_traps.py checks that the two
+The numbers are kmx_runtime/kmx.h's KMX_CALL_* (tests/kmx/test_traps.py checks that the two
 agree). Each handler gets the core and the call's arguments a0..a2 and returns the value
 for a0, or None to leave a0 as it is. A handler that finds bad arguments raises CallError;
 the table turns it into a fault at the ecall, naming the call.

@@ -7,7 +7,7 @@ import pytest
 import komorebi as km
 from tests.conftest import ROOT
 from tests.lessons import assert_page_shows, run_program, variant
-from tests.test_lesson40 import _instructions
+from tests.tutorial.test_lesson40 import _instructions
 from tests.threads import machine_cluster
 
 LESSON = ROOT / "tutorial" / "41_vectors"

@@ -127,7 +127,7 @@ def test_compiler_warnings_reach_python_at_each_load(tmp_path, kernels):
 
 def test_a_thread_without_kmx_main_is_told_so_in_its_own_words(tmp_path, kernels):
     """Not the linker's `undefined symbol: kmx_main ... referenced by process.c`: what the
-    thread lacks, and the names it has that are near (tests/test_errors_doc.py: a near one)."""
+    thread lacks, and the names it has that are near (tests/docs/test_errors_doc.py: a near one)."""
     source = tmp_path / "helper.c"
     source.write_text('#include "kmx.h"\nint helper(int core) { return core; }\n')
     program = km.Program("nomain", kernels=kernels)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.test_checker import NUMBERS, line_of, run_source
+from tests.cache.test_checker import NUMBERS, line_of, run_source
 
 FIRMWARE = """#include <kmx.h>
 #include <kmx_cache.h>
@@ -114,6 +114,27 @@ int kmx_main(int core) {
     assert [f.kind for f in run.findings] == ["unflushed-write"]
 
 
+def _fault_at(tmp_path, access: str, after: str = "") -> str:
+    """The ThreadFault's text of a thread whose kmx_main does ACCESS (p: region 0), then AFTER;
+    it names ACCESS's line."""
+    text = f"""#include <kmx.h>
+#include <kmx_cache.h>
+#include <stdint.h>
+
+int kmx_main(int core) {{
+    void *p = kmx_region(0, 0);
+    (void)p;
+    {access}
+{after}    return 0;
+}}
+"""
+    with pytest.raises(km.ThreadFault) as caught:
+        run_source(tmp_path, text)
+    message = str(caught.value)
+    assert f"thread.c:{line_of(text, access)}" in message
+    return message
+
+
 @pytest.mark.parametrize(("access", "named"), [
     ("*(volatile uint32_t *)(CCACHE0_BASE + 8) = 15;", "a 4-byte store to 0x2010008, CCACHE0_WAYENABLE"),
     ("return *(volatile uint64_t *)CCACHE0_FLUSH64;", "load from 0x2010200, CCACHE0_FLUSH64"),
@@ -121,21 +142,9 @@ int kmx_main(int core) {
     ("*(volatile uint32_t *)(PL2CACHE0_BASE(2) + 0x1008) = 1;", "PL2CACHE0_CONFIGBITS (configuration bits) in hart 2's"),
 ])
 def test_a_register_not_simulated_is_a_fault_that_names_it(tmp_path, access, named):
-    text = f"""#include <kmx.h>
-#include <kmx_cache.h>
-#include <stdint.h>
-
-int kmx_main(int core) {{
-    {access}
-    return 0;
-}}
-"""
-    with pytest.raises(km.ThreadFault) as caught:
-        run_source(tmp_path, text)
-    message = str(caught.value)
+    message = _fault_at(tmp_path, access)
     assert named in message
     assert "The simulator models only CCACHE0_FLUSH64" in message
-    assert f"thread.c:{line_of(text, access)}" in message
 
 
 @pytest.mark.parametrize(("access", "named"), [
@@ -149,24 +158,8 @@ int kmx_main(int core) {{
      "a 4-byte store to 0x2010200, CCACHE0_FLUSH64"),
 ])
 def test_a_4_byte_store_to_an_8_byte_register_is_a_fault(tmp_path, access, named):
-    text = f"""#include <kmx.h>
-#include <kmx_cache.h>
-#include <stdint.h>
-
-int kmx_main(int core) {{
-    void *p = kmx_region(0, 0);
-    (void)p;
-    {access}
-    for (volatile int i = 0; i < 1000; i++) /* (more code after it, in other blocks) */
-        ;
-    return 0;
-}}
-"""
-    with pytest.raises(km.ThreadFault) as caught:
-        run_source(tmp_path, text)
-    message = str(caught.value)
+    message = _fault_at(tmp_path, access, "    for (volatile int i = 0; i < 1000; i++) /* (more blocks after it) */\n        ;\n")
     assert named in message and "The simulator models only CCACHE0_FLUSH64" in message
-    assert f"thread.c:{line_of(text, access)}" in message
 
 
 @pytest.mark.parametrize(("access", "said"), [
@@ -177,22 +170,8 @@ int kmx_main(int core) {{
      "an address of the uncached alias, whose lines no cache holds"),
 ])
 def test_a_line_flush_of_no_memory_of_the_threads_is_a_fault_that_says_what_it_named(tmp_path, access, said):
-    text = f"""#include <kmx.h>
-#include <kmx_cache.h>
-#include <stdint.h>
-
-int kmx_main(int core) {{
-    void *p = kmx_region(0, 0);
-    (void)p;
-    {access}
-    return 0;
-}}
-"""
-    with pytest.raises(km.ThreadFault) as caught:
-        run_source(tmp_path, text)
-    message = str(caught.value)
+    message = _fault_at(tmp_path, access)
     assert said in message and "so no line was flushed" in message
-    assert f"thread.c:{line_of(text, access)}" in message
 
 
 def test_cflush_d_l1_is_an_illegal_instruction_that_says_to_use_the_registers(tmp_path):
@@ -222,7 +201,7 @@ int kmx_main(int core) { *(volatile uint32_t *)(CCACHE0_BASE + 8) = 15; return 0
 
 
 def test_the_memory_models_firmware_example_is_right_with_no_findings(tmp_path):
-    from tests.test_memory_model_doc import blocks, section
+    from tests.docs.test_memory_model_doc import blocks, section
 
     [source] = blocks(section("## Flushing a line through the cache's registers"), "c")
     regions = {"data": np.arange(1024, dtype=np.uint32)}

@@ -12,7 +12,7 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.isa import rewrite
-from tests.test_vs_qemu_isa import INTEGER, SHIFTS, UNARY
+from tests.isa.test_vs_qemu_isa import INTEGER, SHIFTS, UNARY
 
 REGISTERS = (5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31)  # t0-t2, a0-a7, t3-t6
 STUBBED = {name: encode for name, encode in {**INTEGER, **UNARY}.items() if rewrite.stub_body(encode(5, 6, 7)) is not None}

@@ -11,7 +11,7 @@ import pytest
 
 import komorebi as km
 
-from .threads import program_for, run_to_end
+from tests.threads import program_for, run_to_end
 
 MATH = r"""
 #include <math.h>

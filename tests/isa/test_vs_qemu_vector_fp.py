@@ -1,5 +1,5 @@
 """The vector unit's floating point (sim/native/vector_fp.h) against qemu-riscv64, as
-tests/test_vs_qemu_vector.py does the integer side (the same harness, tests/vs_qemu/run_v.S).
+tests/isa/test_vs_qemu_vector.py does the integer side (the same harness, tests/vs_qemu/run_v.S).
 
 Hypothesis writes programs of the floating-point instructions at SEW 16 (Zvfh), 32 and 64
 (and 8 for the conversions that have an 8-bit integer side), in a random dynamic rounding
@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import qemu
-from tests.test_vs_qemu_vector import (  # noqa: F401 (the fixtures)
+from tests.isa.test_vs_qemu_vector import (  # noqa: F401 (the fixtures)
     CASE, CODE_WORDS, MEMORY, RET, STATE, X_USED, _explain, _on_qemu, _on_simulator, kernels, op_v, qemu_program,
 )
 
-pytestmark = qemu.needed
+pytestmark = [qemu.needed, pytest.mark.slow]  # (slow: CI runs it, .ci/run)
 OPFVV, OPFVF = 1, 5
 FORMS = {  # funct6: which of .vv .vf it has
     0x00: "vf", 0x02: "vf", 0x04: "vf", 0x06: "vf", 0x08: "vf", 0x09: "vf", 0x0A: "vf", 0x20: "vf", 0x24: "vf",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.test_checker import line_of, run_source
+from tests.cache.test_checker import line_of, run_source
 
 STUDENT = """#include <kmx.h>
 #include <stdint.h>

@@ -32,7 +32,7 @@ HERE = qemu.HERE
 QEMU = qemu.QEMU
 QEMU_CPU = "rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,zba=true,zbb=true,Zfh=true"
 ZIG_CPU = "-mcpu=generic_rv64+a+c+d+f+m+v+zba+zbb+zfh+zicsr+zifencei"
-pytestmark = qemu.needed
+pytestmark = [qemu.needed, pytest.mark.slow]  # (slow: CI runs it, .ci/run)
 
 CODE_WORDS, MEMORY = 24, 4608
 STATE = struct.Struct(f"<32Q32QQQQ2048s{MEMORY}s")

@@ -176,7 +176,7 @@ class CacheMachine(RuleBasedStateMachine):
         assert flushed.tolist() == self.reference.flush()
         assert words.tolist() == stale
 
-    # (anonymous DRAM moves into its file when read, which ends a run: tests/test_memory_cost.py)
+    # (anonymous DRAM moves into its file when read, which ends a run: tests/memory/test_memory_cost.py)
     @precondition(lambda self: getattr(self, "storage", None) is not None and not self.storage.anonymous)
     @rule(data=st.data())
     def read_back(self, data):

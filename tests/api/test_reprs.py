@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.test_checker import LESSON, TRIPLE, run_source
+from tests.cache.test_checker import LESSON, TRIPLE, run_source
 
 
 def test_a_run_its_thread_and_results_say_what_they_are(tmp_path):

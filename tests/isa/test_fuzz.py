@@ -5,6 +5,7 @@ run.stop() returns, and the same session runs the lesson correctly afterwards.""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +94,7 @@ def lesson_still_runs(session):
     assert (run.thread.read("tripled").view(np.uint32) == 3 * numbers).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(calls=st.lists(st.tuples(st.integers(0, 20), VALUES, VALUES, VALUES), min_size=1, max_size=8))
 def test_random_kmx_calls_end_in_a_result_or_a_fault(tmp_path_factory, calls):
@@ -104,6 +106,7 @@ def test_random_kmx_calls_end_in_a_result_or_a_fault(tmp_path_factory, calls):
         lesson_still_runs(session)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(code=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=64))
 def test_random_instruction_words_end_in_a_result_a_fault_or_a_timeout(tmp_path_factory, code):

@@ -53,6 +53,7 @@ def test_the_library_cpus_are_the_targets():
     assert target.library_cpu(target.X280) == libc.CPUS["x280"]
 
 
+@pytest.mark.slow
 def test_a_first_run_on_a_fresh_machine_builds_no_c_library(tmp_path):
     """The cold case CI runs: lesson 35 with an empty HOME and empty caches, from a folder
     of its own. zig builds nothing of the C library, and the first build (the hooks) says
@@ -69,6 +70,7 @@ def test_a_first_run_on_a_fresh_machine_builds_no_c_library(tmp_path):
     assert "komorebi-sim: built the simulator's hooks" in done.stderr
 
 
+@pytest.mark.slow
 def test_progress_lines_can_be_turned_off(tmp_path):
     env = {**_fresh_environment(tmp_path), "KMX_PROGRESS": "0"}
     script = "from komorebi.sim.native import hooks; hooks.library()"

@@ -26,7 +26,7 @@ QEMU = qemu.QEMU
 QEMU_CPU = "rv64,zba=true,zbb=true,Zfh=true"  # (QEMU 7.2 refuses zfh in lower case)
 ZIG_CPU = "-mcpu=generic_rv64+a+c+d+f+m+zba+zbb+zfh+zicsr+zifencei"
 
-pytestmark = qemu.needed
+pytestmark = [qemu.needed, pytest.mark.slow]  # (slow: CI runs it, .ci/run)
 
 CODE_WORDS = 24
 X_USED = (5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31)  # what run.S loads and stores

@@ -13,7 +13,7 @@ import pytest
 import komorebi as km
 from sim.cache.model import Tile
 from sim.native import hooks
-from tests.test_checker import line_of, run_source
+from tests.cache.test_checker import line_of, run_source
 
 MASK = 2**64 - 1
 

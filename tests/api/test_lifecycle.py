@@ -69,6 +69,7 @@ def test_a_run_that_ended_frees_its_engines_and_host_thread_without_stop(tmp_pat
     session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [False, True], ids=["never stopped", "stopped"])
 def test_a_sessions_memory_and_files_stay_flat_over_many_loads(tmp_path, stop):
     program = program_for(QUICK, tmp_path, regions={"r": 1 << 20, "s": np.ones(1 << 18, np.uint8)})

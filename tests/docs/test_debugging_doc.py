@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_gdb import GDB, needs_gdb
+from tests.debug.test_gdb import GDB, needs_gdb
 
 LESSON = ROOT / "tutorial" / "debugging"
 PAGE = (ROOT / "docs" / "debugging.md").read_text()

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from tests import qemu
-from tests.test_vs_qemu_vector import QEMU_CPU
+from tests.isa.test_vs_qemu_vector import QEMU_CPU
 
-pytestmark = qemu.needed
+pytestmark = [qemu.needed, pytest.mark.slow]  # (slow: CI runs it, .ci/run)
 HERE = qemu.HERE
 CLASS_BYTES = 4096
 CLASSES = ["integer", "widening and narrowing", "fixed point", "masks", "reductions", "permutations",

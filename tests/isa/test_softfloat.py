@@ -15,6 +15,7 @@ import math
 import struct
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -192,6 +193,7 @@ def expected(which, op, operands, rm):
     return f.round(x, rm)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(which=st.sampled_from([0, 1, 2]), op=st.sampled_from(["add", "sub", "mul", "div", "sqrt", "fma"]),
        rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]), data=st.data())
@@ -278,6 +280,7 @@ FAST_OPS = {  # funct6: the softfloat call that means the same (a: vs2's element
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=4000, deadline=None)
 @given(funct6=st.sampled_from(sorted(FAST_OPS)), a=single_bits(None), b=single_bits(None), c=single_bits(None))
 def test_the_hosts_binary32_way_is_softfloats_answer_wherever_it_answers(funct6, a, b, c):

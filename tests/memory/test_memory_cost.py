@@ -14,8 +14,8 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.memory import host
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "tutorial" / "35_sharing_memory"
 
 

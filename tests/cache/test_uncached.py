@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.test_checker import line_of, run_source
+from tests.cache.test_checker import line_of, run_source
 
 HEAD = """#include <kmx.h>
 #include <kmx_cache.h>
@@ -197,7 +197,7 @@ int kmx_main(int core) {
 
 def test_the_memory_models_mixed_alias_example_with_a_read_before_the_store(tmp_path):
     """The page: read data[1] once before the store, and the second read gets the cache's 1."""
-    from tests.test_memory_model_doc import example
+    from tests.docs.test_memory_model_doc import example
 
     source, _ = example("mixed-alias")
     source = source.replace("    dram[1] = 7;\n", "    uint32_t before = ((volatile uint32_t*)data)[1];\n    (void)before;\n    dram[1] = 7;\n")

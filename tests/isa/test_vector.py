@@ -96,8 +96,8 @@ def test_in_strict_mode_vector_loads_read_the_stale_lines_and_unflushed_vector_s
     """Lesson 35's loop, built for the card, is vle32.v, vmul.vx, vse32.v: without its
     invalidate it reads the cache's stale bytes, and without its flush its stores stay in
     the cache, as strict mode says."""
-    from tests.test_checker import TRIPLE, run_source
-    from tests.test_lesson40 import _instructions
+    from tests.cache.test_checker import TRIPLE, run_source
+    from tests.tutorial.test_lesson40 import _instructions
     from tests.threads import machine_cluster
 
     (tmp_path / "stale").mkdir()
