@@ -9,6 +9,10 @@ interleaved, best of --repeat:
 - card-size: km.Session(cache="card-size"): every region page watched, every access
   through the tile's L1D, L2 and L3 (sim/native/tile.c).
 
+Then what a read-before-invalidate costs: stream without its kmx_invalidate, in card mode,
+beside stream itself (a page read before the invalidate is watched until it, so that the
+finding names the lines each core read: sim/native/fill.c, read_before_invalidate).
+
 Times are the kernel's alone, between the thread's two submits (bench/kernels/sim_driver.inc).
 The last line printed is one JSON object.
 
@@ -21,6 +25,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import komorebi as km  # noqa: E402
 from bench.vs_qemu import SIM_TIMED, TENSIX, TIMEOUT, Kernel, sim_program  # noqa: E402
 
+KERNEL_STREAM_UNINVALIDATED = 9  # (bench/kernels/kernels.h)
 SESSIONS = {"card": {}, "strict": {"coherence": "strict"}, "card-size": {"cache": "card-size"}}
 
 
@@ -94,6 +100,21 @@ def main() -> None:
         f = figures[kernel.name]
         print(f"{kernel.name:8} {ms['card']:9.1f} {ms['strict']:10.1f} {f['strict_ratio']:12.2f} "
               f"{ms['card-size']:13.1f} {f['card_size_ratio']:15.2f}")
+    stream = kernels(args.quick)[0]
+    missing = Kernel("stream", KERNEL_STREAM_UNINVALIDATED, stream.size, stream.regions)
+    best = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.CoherenceWarning)  # (the finding is the point)
+        for _ in range(args.repeat):
+            for name, kernel in (("stream", stream), ("without the invalidate", missing)):
+                seconds, _ = timed(sim_program(kernel, SIM_TIMED), SESSIONS["card"])
+                best[name] = min(best.get(name, seconds), seconds)
+    ratio = best["without the invalidate"] / best["stream"]
+    print(f"stream, card mode: {1000 * best['stream']:.1f} ms; without its kmx_invalidate (a read-before-invalidate, "
+          f"its pages watched): {1000 * best['without the invalidate']:.1f} ms, {ratio:.2f}x")
+    figures["stream_without_invalidate"] = {"card_ms": round(1000 * best["stream"], 1),
+                                            "without_ms": round(1000 * best["without the invalidate"], 1),
+                                            "ratio": round(ratio, 2)}
     print(json.dumps({"benchmark": "cache_modes", "repeat": args.repeat, "quick": args.quick, "kernels": figures}))
 
 

@@ -22,6 +22,7 @@
 #define KERNEL_SAXPY 6
 #define KERNEL_DOT 7
 #define KERNEL_BYTECOPY 8
+#define KERNEL_STREAM_UNINVALIDATED 9 /* the komorebi thread only: stream without its kmx_invalidate */
 
 /* stream.c: the lesson's loop, tripled[i] = 3 * numbers[i]. */
 void stream(const uint32_t* numbers, uint32_t* tripled, uint64_t count);
