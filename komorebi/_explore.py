@@ -376,7 +376,7 @@ def explore(
             finished = False
             try:
                 _run_on(pool, make_program, check, numbers, schedule_of, settings, stop_at_first, outcomes,
-                        failed_numbers, show, count or 2, token)
+                        failed_numbers, show, count or _executor_workers(executor) or 2, token)
                 finished = True
             finally:
                 if executor is None:

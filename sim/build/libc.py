@@ -227,7 +227,7 @@ def _canonical_archive(data: bytes) -> bytes:
     follow the members; the members, their order and their bytes are kept."""
     if not data.startswith(b"!<arch>\n"):
         raise LibraryError("zig built an archive that is not a GNU archive")
-    members = []  # (name, header's fields after the name, body)
+    members = []  # (name, header's fields after the name, body, where it was in DATA)
     long_names = b""
     at = 8
     while at < len(data):
@@ -240,18 +240,18 @@ def _canonical_archive(data: bytes) -> bytes:
         if name == "//":
             long_names = body
         elif name in ("/", "/SYM64/"):
-            members.append((name, header[16:58], body))
+            members.append((name, header[16:58], body, at))
         else:
             if name.startswith("/"):  # "/OFFSET": the name is in the long names' member
                 start = int(name[1:])
                 name = long_names[start:long_names.index(b"/\n", start)].decode()
             else:
                 name = name.rstrip("/")
-            members.append((name.rsplit("/", 1)[-1], header[16:58], body))
+            members.append((name.rsplit("/", 1)[-1], header[16:58], body, at))
         at += 60 + size + (size & 1)
     symbols = [m for m in members if m[0] in ("/", "/SYM64/")]
     objects = [m for m in members if m[0] not in ("/", "/SYM64/")]
-    table = b"".join(name.encode() + b"/\n" for name, _, _ in objects if len(name) > 15)
+    table = b"".join(name.encode() + b"/\n" for name, *_ in objects if len(name) > 15)
 
     def header(name: str, fields: bytes, size: int) -> bytes:
         return name.encode().ljust(16) + fields[:32] + str(size).encode().ljust(10) + b"`\n"
@@ -260,30 +260,22 @@ def _canonical_archive(data: bytes) -> bytes:
         return body + b"\n" * (len(body) & 1)
 
     # The objects' places in the new archive, for the symbol table.
-    first = 8 + sum(60 + len(pad(body)) for _, _, body in symbols)
+    first = 8 + sum(60 + len(pad(body)) for _, _, body, _ in symbols)
     if table:
         first += 60 + len(pad(table))
-    places, where, offset = [], first, 0
+    moved, where, offset = {}, first, 0  # an object's place in DATA -> in the new archive
     parts = []
-    for name, fields, body in objects:
+    for name, fields, body, was in objects:
         if len(name) > 15:
             label = f"/{offset}"
             offset += len(name) + 2
         else:
             label = name + "/"
-        places.append(where)
+        moved[was] = where
         parts.append(header(label, fields, len(body)) + pad(body))
         where += len(parts[-1])
-    old_places = []  # the objects' places in DATA, in order
-    at = 8
-    while at < len(data):
-        size = int(data[at + 48:at + 58])
-        if data[at:at + 16].decode().rstrip() not in ("/", "/SYM64/", "//"):
-            old_places.append(at)
-        at += 60 + size + (size & 1)
-    moved = dict(zip(old_places, places))
     out = [b"!<arch>\n"]
-    for name, fields, body in symbols:
+    for name, fields, body, _ in symbols:
         width = 8 if name == "/SYM64/" else 4
         count = int.from_bytes(body[:width], "big")
         offsets = [int.from_bytes(body[width * (1 + i):width * (2 + i)], "big") for i in range(count)]

@@ -249,10 +249,10 @@ def build_thread(sources: Sequence[Path]) -> Built:
         try:
             elf, link_messages = _link(tools, [built.path for built in objects])
         except CompileFailed as failed:
-            if "undefined symbol: kmx_main" not in failed.messages:
+            said = _no_kmx_main(sources, [built.path for built in objects[len(tools.runtime_sources):]], failed.messages)
+            if said is None:
                 raise
-            user = [built.path for built in objects[len(tools.runtime_sources):]]
-            raise CompileFailed(_no_kmx_main(sources, user), command=failed.command) from None
+            raise CompileFailed(said, command=failed.command) from None
         if _compiles != compiled_before:
             compiler_runs += 1
         said = "\n".join(m for m in [*(built.messages for built in objects), link_messages] if m)
@@ -267,13 +267,17 @@ def build_thread(sources: Sequence[Path]) -> Built:
 _compiles = 0  # compiler processes this process ran
 
 
-def _no_kmx_main(sources: Sequence[Path], objects: list[Path]) -> str:
-    """The link's complaint that no file of SOURCES (compiled to OBJECTS) defines
-    kmx_main, in the thread's words: with the functions they define whose names are near."""
+def _no_kmx_main(sources: Sequence[Path], objects: list[Path], messages: str) -> str | None:
+    """The linker's MESSAGES said in the thread's words when no file of SOURCES (compiled
+    to OBJECTS) defines kmx_main: with the functions they define whose names are near, and
+    the linker's complaints of any other symbol after it. None when kmx_main is not what
+    is missing."""
     import difflib
 
     from elftools.elf.elffile import ELFFile
 
+    if not re.search(r"undefined symbol: kmx_main$", messages, re.M):
+        return None
     defined = set()
     for path in objects:
         with open(path, "rb") as f:
@@ -282,6 +286,8 @@ def _no_kmx_main(sources: Sequence[Path], objects: list[Path]) -> str:
                 if (symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_shndx"] != "SHN_UNDEF"
                         and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")):
                     defined.add(symbol.name)
+    if "kmx_main" in defined:
+        return None
     near = difflib.get_close_matches("kmx_main", sorted(defined), n=3, cutoff=0.6)
     if "main" in defined and "main" not in near:
         near.append("main")
@@ -292,6 +298,12 @@ def _no_kmx_main(sources: Sequence[Path], objects: list[Path]) -> str:
         message += f". It defines {', '.join(near)}: {'is one of them' if len(near) > 1 else 'is it'} kmx_main misspelled?"
         if "main" in near:
             message += " (A thread's entry point is kmx_main, not main.)"
+    # (the linker's other complaints, each an error of its own: "ld.lld: error: ..." and what follows it)
+    others = [part for part in re.split(r"(?m)^(?=ld\.lld: error: )", messages)
+              if part.strip() and not re.match(r"ld\.lld: error: undefined symbol: kmx_main\n", part)
+              and "too many errors" not in part]
+    if others:
+        message += "\nThe linker also said:\n" + "".join(others).rstrip()
     return message
 
 

@@ -184,7 +184,7 @@ class Checker:
         memory is there; called when the findings are read and before it goes."""
         for (region_id, kind), found in list(self._found.items()):
             region = self._regions.get(region_id)
-            if kind != READ_BEFORE_INVALIDATE or region is None or region.cache.read_cores is None:
+            if kind != READ_BEFORE_INVALIDATE or region is None:
                 continue
             first = region.offset // LINE
             bits = region.cache.read_cores[first : (region.offset + region.size + LINE - 1) // LINE]
@@ -427,10 +427,11 @@ class Checker:
     def _read_by(self, region: "Region", bits: np.ndarray, first: int, mask: int) -> tuple[int, int]:
         """The bytes of REGION from the first to the last line whose BITS (read_cores from
         span line FIRST on) have any of MASK: (start, end), (0, 0) for none."""
-        lines = np.flatnonzero(bits & np.uint8(mask))
-        if not lines.size:
+        hit = (bits & np.uint8(mask)) != 0  # (a byte a line: no array of line numbers)
+        if not hit.any():
             return 0, 0
-        return self._clip(region, (first + int(lines[0])) * LINE, (first + int(lines[-1]) + 1) * LINE)
+        low, high = int(hit.argmax()), hit.size - 1 - int(hit[::-1].argmax())
+        return self._clip(region, (first + low) * LINE, (first + high + 1) * LINE)
 
     @staticmethod
     def _clip(region: "Region", start: int, end: int) -> tuple[int, int]:

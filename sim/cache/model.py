@@ -422,7 +422,7 @@ class CachedRegion:
         each page, and the lines a read touched kept as a core's accesses keep them. SIZE
         0: the page of OFFSET, no line. Returns whether the last page may be written
         without coming back here."""
-        if not (0 <= offset and offset + size <= self.pages * PAGE):
+        if not (0 <= offset < self.pages * PAGE and offset + size <= self.pages * PAGE):
             raise IndexError(f"bytes {offset} to {offset + size} of a span of {self.pages * PAGE}")
         native, engine = (None, None) if core is None else core.native_arguments()
         return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), native, engine))

@@ -7,8 +7,10 @@ a queue for the debugger, which answers them on the cluster's host thread.
 
 A packet is at most the PacketSize the stub advertises (its data, escaped, between `$` and
 `#`): a longer one is dropped as it comes, with a line on stderr, and the next packet is
-read as usual. A `$` inside a packet (where the protocol escapes it) starts a new one, so
-a packet left unterminated cannot hide the ones after it. Every byte is looked at once.
+read as usual. A `$` inside a packet (where the protocol escapes it), or in place of a
+checksum digit, starts a new one, so a packet left unterminated cannot hide the ones
+after it. The reader searches each chunk for what ends a packet, so a long packet or
+noise costs no Python per byte.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ def unescape(data: bytes) -> bytes:
 
 class PacketReader:
     """The bytes gdb sends, cut into what they mean: `feed(chunk)` gives a list of
-    ("packet", data unescaped), ("bad", None) for a checksum that does not match,
-    ("interrupt", None), and ("dropped", why) for a packet the stub will not read."""
+    ("packet", (data unescaped, whether its checksum matches)), ("interrupt", None), and
+    ("dropped", why) for a packet the stub will not read. Between packets and inside
+    one, bytes are searched for what ends them (bytes.find), not looked at one by one."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit  # the most data between `$` and `#`
@@ -61,18 +64,17 @@ class PacketReader:
         self._state = "between"  # between packets; "data"; "skip" (a packet past the limit); "sum"
         self._sum = bytearray()
 
-    def feed(self, chunk: bytes) -> list[tuple[str, bytes | str | None]]:
-        out: list[tuple[str, bytes | str | None]] = []
+    def feed(self, chunk: bytes) -> list[tuple[str, object]]:
+        out: list[tuple[str, object]] = []
         i, n = 0, len(chunk)
         while i < n:
-            if self._state == "between":
-                byte = chunk[i]
-                i += 1
-                if byte == INTERRUPT:
-                    out.append(("interrupt", None))
-                elif byte == ord("$"):
-                    self._state, self._data = "data", bytearray()
-                # (else '+', '-': acks of ours, and noise)
+            if self._state == "between":  # ('+', '-': acks of ours, and noise, are passed over)
+                dollar = chunk.find(b"$", i)
+                end = n if dollar < 0 else dollar
+                out += [("interrupt", None)] * min(chunk.count(INTERRUPT, i, end), 1)
+                if dollar < 0:
+                    break
+                self._state, self._data, i = "data", bytearray(), dollar + 1
             elif self._state in ("data", "skip"):
                 hash_at, dollar_at = chunk.find(b"#", i), chunk.find(b"$", i)
                 ends = [at for at in (hash_at, dollar_at) if at >= 0]
@@ -94,12 +96,16 @@ class PacketReader:
                     self._sum = bytearray()
                 i = end + 1
             else:  # "sum", "skipsum": the two digits of the checksum
+                if chunk[i] == ord("$"):  # (a new packet where a digit should be: this one never ended)
+                    out.append(("dropped", "a packet whose checksum was cut short by a new '$'"))
+                    self._state, self._data, i = "data", bytearray(), i + 1
+                    continue
                 self._sum.append(chunk[i])
                 i += 1
                 if len(self._sum) == 2:
                     if self._state == "sum":
                         good = bytes(self._sum).lower() == b"%02x" % checksum(bytes(self._data))
-                        out.append(("packet", unescape(bytes(self._data))) if good else ("bad", None))
+                        out.append(("packet", (unescape(bytes(self._data)), good)))
                     self._state, self._data = "between", bytearray()
         return out
 
@@ -131,13 +137,13 @@ class Connection:
                         self._on_interrupt()
                     elif kind == "dropped":
                         self._say(f"komorebi: gdb sent {value}: it is dropped, unanswered")
-                    elif kind == "bad":
-                        if self.acks:
-                            self._write(b"-")
-                    else:
-                        if self.acks:
-                            self._write(b"+")
-                        self._packets.put(value)
+                    elif self.acks:  # a packet: acked, or refused for its checksum (gdb sends it again)
+                        data, good = value
+                        self._write(b"+" if good else b"-")
+                        if good:
+                            self._packets.put(data)
+                    else:  # (no acks: the connection is reliable, and gdb would not send it again)
+                        self._packets.put(value[0])
         except OSError:
             pass
         finally:

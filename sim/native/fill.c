@@ -65,6 +65,14 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
  * Python's data, read before any invalidate, on a page the thread did not write first?
  * Each core's first such read of a page is told to the checker, and the lines are kept
  * (read_cores). Returns whether it is one. */
+/* CORE reads LINE: read_before_invalidate, unless a line flush dropped the line before
+ * any invalidate (the flush is that line's invalidate). */
+int read_line_before_invalidate(Region *r, uint64_t line, Core *core) {
+    if (r->dropped && (r->dropped[line / LINES_PER_PAGE] >> (line % LINES_PER_PAGE) & 1))
+        return 0;
+    return read_before_invalidate(r, line / LINES_PER_PAGE, line, line + 1, core);
+}
+
 int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core) {
     if (r->invalidated || r->written[page])
         return 0;
@@ -194,12 +202,10 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
 int region_access(Region *region, uint64_t offset, uint64_t size, int write, Core *core, void *uc) {
     int writable = 0;
     uint64_t end = offset + (size ? size : 1);
-    for (uint64_t page = offset / PAGE; page * PAGE < end; page++) {
+    for (uint64_t page = offset / PAGE; page * PAGE < end; page++)
         writable = access(region, page, write, core, uc);
-        if (!write && size && region->read_stale[page]) {
-            uint64_t from = page * PAGE > offset ? page * PAGE : offset, to = (page + 1) * PAGE < end ? (page + 1) * PAGE : end;
-            read_before_invalidate(region, page, from / LINE, (to - 1) / LINE + 1, core);
-        }
-    }
+    if (!write && size)
+        for (uint64_t line = offset / LINE; line * LINE < end; line++)
+            read_line_before_invalidate(region, line, core);
     return writable;
 }

@@ -292,6 +292,7 @@ int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* th
 /* watch.c */
 int page_watched(const Region *r, uint64_t page);
 int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
+int read_line_before_invalidate(Region *r, uint64_t line, Core *core);
 void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size);
 void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size);
 int device_holds(uint64_t address);

@@ -122,9 +122,7 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
                 continue;
             }
         }
-        /* Python's data, read before any invalidate (fill.c), on a line no line flush
-         * dropped (the flush is that line's invalidate): its lines are kept */
-        if (!(r->dropped && r->dropped[page] >> (line % LINES_PER_PAGE) & 1) && read_before_invalidate(r, page, line, line + 1, core))
+        if (read_line_before_invalidate(r, line, core)) /* Python's data, read before any invalidate (fill.c) */
             continue;
         /* a page read before it was written has its finding already (read before
          * invalidate), which covers the page */
@@ -452,6 +450,8 @@ static void settle(Core *core, void *uc, uint64_t address, unsigned size, int wr
         return;
     uint64_t at = d->low_at;
     d->low_at = 0;
+    if (d->fault_size)
+        return; /* (the first one is the fault) */
     refuse(core, uc, at, 4, 1);
     d->fault_pc = d->low_pc;
 }

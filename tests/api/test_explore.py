@@ -255,6 +255,10 @@ def test_a_billion_schedules_cost_what_the_schedules_run_cost():
     report = km.explore(bug.make, bug.check, schedules=10**9, executor=executor, stop_at_first=True, shrink=False)
     assert report.failed == 1 and report.first_failure <= 16
     assert executor.submitted == [1, 17, 33, 49]  # (a window of twice the workers, 2 when unknown; 16 a task)
+    executor = _Counting()
+    executor._max_workers = 5  # (as concurrent.futures' own pools say how many they have)
+    km.explore(bug.make, bug.check, schedules=10**9, executor=executor, stop_at_first=True, shrink=False)
+    assert executor.submitted == list(range(1, 1 + 10 * 16, 16))  # (a window of twice its 5 workers)
     local = km.explore(bug.make, bug.check, schedules=10**9, workers=2, stop_at_first=True, shrink=False)
     assert [f.found for f in local.failures] == [f.found for f in report.failures]
 

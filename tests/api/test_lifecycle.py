@@ -17,7 +17,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
-from tests.threads import machine_cluster, program_for, zig_wrapper
+from tests.threads import machine_cluster, program_for, wait_for, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
 
@@ -119,7 +119,9 @@ def test_a_thread_kept_keeps_its_run_going(tmp_path):
     session = km.Session()
     thread = session.load(program).thread
     gc.collect()
-    time.sleep(0.2)
+    # (a dropped run's finalizer abandons its card at once, and its host threads stop
+    # after: that it has not run is seen now, with nothing to wait for)
+    assert not thread._loaded.machine._card._abandoned
     assert len(_cluster_threads()) == 1
     with pytest.raises(TimeoutError):
         thread.result(timeout=0)
@@ -128,7 +130,8 @@ def test_a_thread_kept_keeps_its_run_going(tmp_path):
 
 
 def test_a_close_during_a_load_leaves_nothing_running(tmp_path, monkeypatch):
-    monkeypatch.setenv("KMX_CC", str(zig_wrapper(tmp_path, before="sleep 0.5")))
+    started = tmp_path / "compiling"
+    monkeypatch.setenv("KMX_CC", str(zig_wrapper(tmp_path, before=f"touch {started}; sleep 0.5")))
     monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
     program = program_for(FOREVER, tmp_path)
     session = km.Session()
@@ -142,7 +145,7 @@ def test_a_close_during_a_load_leaves_nothing_running(tmp_path, monkeypatch):
 
     loader = threading.Thread(target=load)
     loader.start()
-    time.sleep(0.2)
+    wait_for(started.exists, "the load's first compile")  # (the close comes during the load)
     session.close()
     loader.join(60)
     assert not loader.is_alive()

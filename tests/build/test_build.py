@@ -158,3 +158,13 @@ def test_warnings_a_c_programmer_expects_are_on_and_kmx_cflags_changes_them(tmp_
     monkeypatch.setenv("KMX_CFLAGS", "-Werror")
     with km.Session() as session, pytest.raises(km.CompileError, match="uninitialized"):
         session.load(program)
+
+
+def test_an_undefined_function_whose_name_starts_with_kmx_main_is_the_linkers_to_say(tmp_path, kernels):
+    source = tmp_path / "step.c"
+    source.write_text('#include "kmx.h"\nint kmx_main_step(int);\nint kmx_main(int core) { return kmx_main_step(core); }\n')
+    program = km.Program("step", kernels=kernels)
+    program.thread(cluster=0, sources=[source])
+    with km.Session() as session, pytest.raises(km.CompileError) as raised:
+        session.load(program)
+    assert "undefined symbol: kmx_main_step" in str(raised.value) and "has no kmx_main" not in str(raised.value)

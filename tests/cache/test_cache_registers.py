@@ -213,3 +213,24 @@ def test_the_memory_models_firmware_example_is_right_with_no_findings(tmp_path):
     without = without.replace("    kmx_cache_flush_range(data, bytes);\n", "", 1)
     run, _, _ = run_source(tmp_path, without, mode="strict", regions=regions)
     assert [f.kind for f in run.findings] == ["read-before-invalidate"]
+
+
+def test_a_line_a_flush_dropped_is_not_read_before_the_invalidate_by_python_either(tmp_path):
+    """A kmx call's own read of a line a line flush dropped (kmx_result reading the region)
+    is no read before the invalidate, as the core's own read would not be."""
+    text = """#include <kmx.h>
+#include <kmx_cache.h>
+#include <stdint.h>
+
+int kmx_main(int core) {
+    volatile uint32_t *p = (volatile uint32_t *)kmx_region(0, 0);
+    kmx_cache_flush_line((void *)p); /* line 0: its own invalidate */
+    uint32_t v = p[16]; /* line 1, read before any invalidate */
+    kmx_result(0, (uint32_t *)p, 1); /* line 0 again, read by the call */
+    (void)v;
+    return 0;
+}
+"""
+    run, _, _ = run_source(tmp_path, text, regions={"x": np.arange(1024, dtype=np.uint32)})
+    [finding] = run.findings
+    assert (finding.kind, finding.start, finding.end) == ("read-before-invalidate", 64, 128)

@@ -460,17 +460,21 @@ def test_packets_the_stub_cannot_serve_get_an_error_and_the_run_goes_on(tmp_path
     assert "gdb sent a packet with no end (102 bytes, then a new '$')" in err
 
 
-def test_the_packet_reader_looks_at_each_byte_once_and_holds_at_most_a_packet():
+def test_the_packet_reader_holds_at_most_a_packet_and_reads_the_next_one():
     reader = remote.PacketReader(limit=0x8000)
     events = reader.feed(b"+$?#3f\x03$g#6")
-    assert events == [("packet", b"?"), ("interrupt", None)]
-    assert reader.feed(b"7") == [("packet", b"g")]
-    assert reader.feed(b"$g#00") == [("bad", None)]
+    assert events == [("packet", (b"?", True)), ("interrupt", None)]
+    assert reader.feed(b"7") == [("packet", (b"g", True))]
+    assert reader.feed(b"$g#00") == [("packet", (b"g", False))]  # (a bad checksum: acked with '-')
     dropped = reader.feed(b"$m")
     chunk = b"1" * 65536
     for _ in range(1024):  # 64 MiB with no '#'
         dropped += reader.feed(chunk)
         assert len(reader._data) <= reader.limit
     assert [kind for kind, _ in dropped] == ["dropped"]
-    assert reader.feed(b"#00" + remote.frame("qC")) == [("packet", b"qC")]
-    assert reader.feed(remote.frame("a}b")) == [("packet", b"a}b")]
+    assert reader.feed(b"#00" + remote.frame("qC")) == [("packet", (b"qC", True))]
+    assert reader.feed(remote.frame("a}b")) == [("packet", (b"a}b", True))]
+    assert reader.feed(b"noise\x03\x03 between" * 1000) == [("interrupt", None)]
+    # a '$' where a checksum digit should be: the packet before it never ended
+    assert reader.feed(b"$abc#$?#3f") == [("dropped", "a packet whose checksum was cut short by a new '$'"),
+                                        ("packet", (b"?", True))]
