@@ -116,6 +116,11 @@ def conventions() -> Conventions:
 # more than 70% of it was used since the last (sim/native/fill.c, maybe_grow).
 TLB_FIRST_ENTRIES = 1 << 8
 TLB_MAX_ENTRIES = 1 << 22
+# A turn that ends inside a block runs its last instructions in the interpreter (isa.c,
+# isa_finish_turn) as far as it can, and only the rest through a block translated anew
+# for them: the same instructions, the same counts, without a translation a turn. (False:
+# every such rest through the engine, as the tests compare.)
+FINISH_TURNS_IN_C = True
 
 
 class State(str, Enum):
@@ -415,6 +420,17 @@ class Core:
         block's translation is dropped before, and the short one after."""
         if left == 0:
             return
+        if FINISH_TURNS_IN_C:  # first the interpreter, in C, as far as it can: no block is translated anew
+            turn = self.native.turn
+            turn.budget_on, turn.remaining = 1, left
+            left = hooks.library().isa_finish_turn(self.engine.handle, ctypes.byref(self.native))
+            turn.budget_on = 0
+            self.pc = self.engine.read("pc")
+            if self._pending is not None:  # (raised in a hook the interpreter's accesses called)
+                error, self._pending = self._pending, None
+                raise error
+            if left == 0:
+                return
         start, size = self.native.turn.block_address, self.native.turn.block_size
         if start != self.pc:  # (the block hook stopped before it once more: a TLB's growth, sim.hart.core._go_on)
             start, size = self.pc, size - (self.pc - start)

@@ -212,6 +212,7 @@ typedef struct { /* the instructions run here rather than by the engine (isa.c) 
     uint64_t traps;          /* illegal-instruction traps this code ran */
     uint64_t interpreted;    /* instructions the interpreter ran after them */
     uint64_t episodes;       /* times it went on interpreting after a trap */
+    uint64_t finished_turns; /* turns whose last instructions it ran (isa_finish_turn) */
     uint8_t *scratch;        /* the interpreter's memory (isa.c, Scratch): Python allocates it */
     uint32_t page_generation;  /* a page translation of another generation is stale */
     uint32_t code_generation;  /* so is a decoded instruction */

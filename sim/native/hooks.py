@@ -217,6 +217,7 @@ class IsaState(ctypes.Structure):
         ("traps", ctypes.c_uint64),
         ("interpreted", ctypes.c_uint64),
         ("episodes", ctypes.c_uint64),
+        ("finished_turns", ctypes.c_uint64),
         ("scratch", ctypes.c_void_p),
         ("page_generation", ctypes.c_uint32),
         ("code_generation", ctypes.c_uint32),
@@ -363,6 +364,8 @@ def library() -> ctypes.CDLL:
             ]
             loaded.region_access.restype = ctypes.c_int
             loaded.struct_size.restype = ctypes.c_uint64
+            loaded.isa_finish_turn.argtypes = [ctypes.c_void_p, ctypes.POINTER(CoreState)]
+            loaded.isa_finish_turn.restype = ctypes.c_uint64
             loaded.isa_scratch_size.restype = ctypes.c_uint64
             loaded.isa_vector_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
             loaded.isa_vector_state.restype = None

@@ -903,8 +903,10 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
 }
 
 /* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
- * ran. The first instruction was counted by the block hook with its block. */
-static uint64_t interpret(Hart *h) {
+ * ran. The first instruction was counted by the block hook with its block. EXACT: the
+ * rest of a turn, outside the engine (isa_finish_turn): up to the turn's remaining count,
+ * hot or not, stopping only before an instruction the interpreter does not run. */
+static uint64_t interpret(Hart *h, int exact) {
     Core *core = h->core;
     Turn *turn = &core->turn;
     uint64_t limit = EPISODE;
@@ -938,14 +940,14 @@ static uint64_t interpret(Hart *h) {
         h->pc = next;
         steps++;
         cold = d->own ? 0 : cold + 1;
-        if (__builtin_expect(cold >= STAY || h->stop, 0))
+        if (__builtin_expect((cold >= STAY || h->stop) && !exact, 0))
             break;
     }
     if (turn->counting)
         turn->cycles += ran;
     if (turn->budget_on) {
         turn->remaining -= ran;
-        if (turn->remaining == 0) { /* the turn is over: the engine stops at this pc */
+        if (turn->remaining == 0 && !exact) { /* the turn is over: the engine stops at this pc */
             turn->partial = 0;
             core->engine.emu_stop(h->uc);
         }
@@ -953,6 +955,42 @@ static uint64_t interpret(Hart *h) {
     core->isa.interpreted += ran;
     core->isa.episodes++;
     return h->pc;
+}
+
+/* A Hart for CORE's engine UC, at PC, its registers read from the engine as needed. */
+static void start_hart(Hart *h, void *uc, Core *core, uint64_t pc) {
+    h->core = core;
+    h->uc = uc;
+    h->scratch = (Scratch *)core->isa.scratch;
+    h->x_have = 1; /* x0 */
+    h->x[0] = 0;
+    h->x_dirty = h->f_have = h->f_dirty = 0;
+    h->flags = 0;
+    h->frm = -1;
+    h->pc = pc;
+    h->engine_pc_moved = 0;
+    h->stop = 0;
+    h->page_generation = core->isa.page_generation;
+    h->code_generation = core->isa.code_generation;
+}
+
+/* The rest of CORE's turn (hooks.h, Turn: remaining, with budget_on), from the engine's pc
+ * in the block that the block hook stopped before because the turn ends inside it: run
+ * here, in C, as far as the interpreter can, so that no block is translated anew for the
+ * turn's last instructions. The engine is not running. Returns the instructions still
+ * to run (0: the turn is over); those go to the engine (sim/hart/core.py). */
+uint64_t isa_finish_turn(void *uc, Core *core) {
+    Turn *turn = &core->turn;
+    if (!turn->budget_on || !turn->remaining)
+        return turn->remaining;
+    uint64_t pc = 0;
+    core->engine.reg_read(uc, UC_REG_PC, &pc);
+    Hart h;
+    start_hart(&h, uc, core, pc);
+    uint64_t next = interpret(&h, 1);
+    write_back(&h, next, pc);
+    core->isa.finished_turns++;
+    return turn->remaining;
 }
 
 void isa_trap(void *uc, uint32_t number, Core *core) {
@@ -968,19 +1006,7 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
         return;
     }
     Hart h;
-    h.core = core;
-    h.uc = uc;
-    h.scratch = (Scratch *)core->isa.scratch;
-    h.x_have = 1; /* x0 */
-    h.x[0] = 0;
-    h.x_dirty = h.f_have = h.f_dirty = 0;
-    h.flags = 0;
-    h.frm = -1;
-    h.pc = reported - (uint64_t)core->isa.illegal_past;
-    h.engine_pc_moved = 0;
-    h.stop = 0;
-    h.page_generation = core->isa.page_generation;
-    h.code_generation = core->isa.code_generation;
+    start_hart(&h, uc, core, reported - (uint64_t)core->isa.illegal_past);
     Decoded *d = fetch(&h, h.pc);
     uint64_t next;
     int done = d && d->op > OP_OWN ? run_one(&h, d, &next, 0) : NOT_HERE;
@@ -1000,6 +1026,6 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
     core->isa.traps++;
     h.pc = next;
     if (core->isa.interpret)
-        next = interpret(&h);
+        next = interpret(&h, 0);
     write_back(&h, next, reported);
 }

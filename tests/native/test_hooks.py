@@ -283,3 +283,33 @@ def test_a_turn_in_vector_code_runs_exactly_its_count(vector_image, turns):
     finally:
         ours_card.stop()
         oracle_card.stop()
+
+
+@pytest.mark.parametrize("atomic", [0, 1])
+def test_a_turns_last_instructions_run_in_c_as_they_would_in_the_engine(kernels, monkeypatch, atomic):
+    """Turns that end inside a block finish in the interpreter (isa.c, isa_finish_turn) as
+    far as it can: the results, every core's cycles and the turns are those of the same
+    runs with every turn's rest run by the engine, and most turns did finish in C."""
+    from komorebi.sim.hart import core as cores
+    from tests.threads import THREADS
+
+    def runs():
+        out, finished = [], 0
+        for seed in (None, 1, 2):
+            program = km.Program("racy", kernels=kernels)
+            program.thread(cluster=1, sources=[THREADS / "racy.c"], words=[800, atomic], cores=4)
+            with km.Session(quantum=37, schedule_seed=seed) as session:
+                run = session.load(program)
+                results = []
+                while not results or not results[-1].final:
+                    results.append(run.thread_result(timeout=60))
+                finished += sum(c.native.isa.finished_turns for c in machine_cluster(run, 1).cores)
+                run.stop()
+            out.append(([r.words.tolist() for r in results], run.schedule.turns))
+        return out, finished
+
+    in_c, finished = runs()
+    monkeypatch.setattr(cores, "FINISH_TURNS_IN_C", False)
+    in_engine, none = runs()
+    assert in_c == in_engine
+    assert none == 0 and finished > 100
