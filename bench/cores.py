@@ -11,15 +11,16 @@ Instructions are counted once per setup, in a run of the same kernel built to re
 each core's kmx_cycles (one cycle an instruction, exact). The timed runs use the kernel
 built without kmx_cycles, which runs without the counting hook. A timed run is measured
 from session.load (build cache warm: a cache hit) to the last thread's final result, so
-it includes placing the regions; best of --repeat. The default schedule: turns of 100,000
-instructions while several cores are ready, deterministic. Setups of several cores are
-timed again with turns of --fine instructions (100): the speed ratio is the default's
-time over the fine one's (1: a turn switch costs nothing; issue 18 asks for 0.25).
+it includes placing the regions; best of --repeat. The default schedule: the session's
+default turns while several cores are ready, deterministic. Setups of several cores are
+timed again with turns of each --fine length (100, 1,000 and 1 instructions): the speed
+ratio is the default's time over the short turns' (1: a turn switch costs nothing), and
+the MIPS the short turns' aggregate rate.
 
 The last line printed is one JSON object: for each setup and kernel, the aggregate MIPS
 and its ratio to one core.
 
-    python bench/cores.py [--iterations 2000000] [--mib 2] [--repeat 3]
+    python bench/cores.py [--iterations 2000000] [--mib 2] [--repeat 3] [--fine 100,1000,1]
 """
 
 from __future__ import annotations
@@ -72,20 +73,22 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=2_000_000)
     parser.add_argument("--mib", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--fine", type=int, default=100, help="the fine quantum timed beside the default")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: --iterations 20000, --mib 1, --repeat 1 (the tests' form)")
+    parser.add_argument("--fine", default="100,1000,1",
+                        help="the short turns timed beside the default, instructions a turn (comma-separated)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: --iterations 20000, --mib 1, --repeat 1, --fine 100 (the tests' form)")
     args = parser.parse_args()
     if args.quick:
         args.iterations = 20000
         args.mib = 1
         args.repeat = 1
+        args.fine = "100"
+    fines = [int(q) for q in str(args.fine).split(",")]
     kernels = Path(__file__).resolve().parent / "cores" / "kernels"
     kernels.mkdir(exist_ok=True)
 
     figures: dict[str, dict[str, dict[str, float]]] = {}
-    fine = f"q={args.fine} ms"
-    print(f"{'setup':24} {'kernel':8} {'instructions':>14} {'ms':>9} {'MIPS':>8} {'x 1 core':>9} {fine:>12} "
-          f"{'speed ratio':>11}")
+    header = "".join(f" {f'q={q} ms':>11} {'ratio':>6} {'MIPS':>7}" for q in fines)
+    print(f"{'setup':24} {'kernel':8} {'instructions':>14} {'ms':>9} {'MIPS':>8} {'x 1 core':>9}{header}")
     for kernel_name, kernel in KERNELS.items():
         for setup, (clusters, cores) in SETUPS.items():
             _, counted = run(program("counted.c", clusters, cores, kernel, args.iterations, args.mib, kernels), clusters)
@@ -99,13 +102,17 @@ def main() -> None:
                 "instructions": instructions, "ms": round(best * 1e3, 1),
                 "mips": round(mips, 1), "ratio_to_one_core": round(mips / one, 2),
             }
-            shown = f"{'-':>12} {'-':>11}"
-            if cores > 1:  # turns of the fine quantum: the same work, more turn switches
-                fine_best = min(run(timed, clusters, args.fine)[0] for _ in range(args.repeat))
-                figures[setup][kernel_name].update(fine_ms=round(fine_best * 1e3, 1),
-                                                   fine_speed_ratio=round(best / fine_best, 3))
-                shown = f"{fine_best * 1e3:12.1f} {best / fine_best:11.3f}"
-            print(f"{setup:24} {kernel_name:8} {instructions:14,} {best * 1e3:9.1f} {mips:8.1f} {mips / one:9.2f} {shown}")
+            shown = ""
+            for q in fines:  # turns of Q: the same work, more turn switches
+                if cores == 1:
+                    shown += f" {'-':>11} {'-':>6} {'-':>7}"
+                    continue
+                fine_best = min(run(timed, clusters, q)[0] for _ in range(args.repeat))
+                figures[setup][kernel_name][f"q{q}"] = {"ms": round(fine_best * 1e3, 1),
+                                                         "speed_ratio": round(best / fine_best, 3),
+                                                         "mips": round(instructions / fine_best / 1e6, 1)}
+                shown += f" {fine_best * 1e3:11.1f} {best / fine_best:6.3f} {instructions / fine_best / 1e6:7.1f}"
+            print(f"{setup:24} {kernel_name:8} {instructions:14,} {best * 1e3:9.1f} {mips:8.1f} {mips / one:9.2f}{shown}")
     print(json.dumps(figures))
 
 

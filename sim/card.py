@@ -38,7 +38,8 @@ from .hart.faults import CoreFault
 from .layout import DEFAULT_HEAP_BYTES, SHARES
 from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
-from .schedule import DEFAULT_QUANTUM, Plan, Schedule, key
+from . import schedule as scheduling
+from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, key
 from .debug.stub import DebuggerGone, DebugOptions, GdbStub
 from . import timeline
 
@@ -230,6 +231,11 @@ class Card:
         stub = clusters[0].debugger  # (the debugged cluster is alone in its group)
         by_number = {cluster.number: cluster for cluster in clusters}
         live = list(clusters)
+        # The turn loop in C (sim/native/sched.c) runs the turns that need no Python; the
+        # trace's turns and gdb's are Python's, and so are pct's choices.
+        native = (schedule.native is not None and stub is None and all(c.timeline is None for c in clusters)
+                  and scheduling.TURN_LOOP_IN_C)
+        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores]) if native else None
         while live and not self._stopping.is_set():
             ready = [core for cluster in live for core in cluster.runnable()]
             if not ready:  # paused until Python takes a submission
@@ -238,23 +244,38 @@ class Card:
                 with self._wake:
                     self._wake.wait(BLOCKED_POLL)
                 continue
-            core, count = schedule.next_turn(ready)
+            if loop is not None:
+                for cluster in live:
+                    cluster.loop = loop
+                try:
+                    turn = loop.run(ready)
+                finally:
+                    for cluster in live:
+                        cluster.loop = None
+                if turn is None:  # (between turns: asked to stop, or to say where the cores are)
+                    continue
+                core, count, before, error = turn
+            else:
+                core, count = schedule.next_turn(ready)
+                before, error = core.cycles, None
             cluster = by_number[core.context.cluster]
-            before = core.cycles
-            if not self._turn(cluster, stub, core, count):
+            if not self._turn(cluster, stub, core, count, error):
                 break
             schedule.ran(core, count, core.cycles - before)
             self._after_turn(cluster)
             live = [c for c in live if not c.ended]
 
-    def _turn(self, cluster: Cluster, stub: GdbStub | None, core, count: int) -> bool:
-        """Run CORE's turn of COUNT instructions; whether its host thread goes on."""
+    def _turn(self, cluster: Cluster, stub: GdbStub | None, core, count: int, error: int | None = None) -> bool:
+        """Run CORE's turn of COUNT instructions (ERROR not None: finish the turn the turn
+        loop began, whose engine ended with it); whether its host thread goes on."""
         cluster.running = core
         if cluster.timeline is not None:
             cluster.timeline.turn_starts(core)
         try:
             if stub is not None:
                 stub.run_turn(core, count)
+            elif error is not None:
+                core.finish_turn(core.pc, error)
             else:
                 core.run(count)
         except CoreFault as fault:
@@ -321,6 +342,9 @@ class Card:
             core = cluster.running
             if core is not None:
                 core.interrupt()
+            loop = cluster.loop
+            if loop is not None:  # (any of the group's cores may be running in C)
+                loop.interrupt()
         with self._wake:
             self._wake.notify_all()
 

@@ -115,7 +115,8 @@ class Cluster:
         self.coherence = coherence
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
         self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
-        self.running: Core | None = None  # the core whose turn it is (one at a time)
+        self._running: Core | None = None  # the core whose turn Python runs (one at a time)
+        self.loop = None  # the turn loop in C, while it runs the cluster's turns (sim.schedule.TurnLoop)
         self.faulted = False
         self.schedule = schedule or Schedule(Plan(), [number], [(number, n) for n in range(cores)])
         self.share = share
@@ -398,6 +399,17 @@ class Cluster:
 
     # -- scheduling -------------------------------------------------------------------------
 
+    @property
+    def running(self) -> Core | None:
+        """The core whose turn it is: Python's, or the turn loop's in C (from any thread)."""
+        loop = self.loop
+        running = loop.running if loop is not None else None
+        return running if running is not None and running.context.cluster == self.number else self._running
+
+    @running.setter
+    def running(self, core: Core | None) -> None:
+        self._running = core
+
     def runnable(self) -> list[Core]:
         """The cores ready to run; none while a core waits for Python to take a
         submission: the cluster pauses, so that when Python reads cannot change the
@@ -434,13 +446,15 @@ class Cluster:
         None, the kmx call it waits in). Asked from another thread while the cluster
         runs: each core's state is read once, so the four agree."""
         out = []
-        running = self.running
+        running, loop = self.running, self.loop
         for core in self.cores:
             state, blocked_in = core.state, core.blocked_in
             if state == EXITED:
                 out.append((core, "returned", None, ""))
                 continue
-            place = core.place(running=core is running)
+            if loop is not None:  # (the turn loop in C runs any of them: it comes back to say)
+                loop.ask()
+            place = core.place(running=core is running or loop is not None)
             if place is None:
                 out.append((core, state.value, None, ""))
                 continue

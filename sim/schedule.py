@@ -43,13 +43,22 @@ limit): replaying them gives the same run.
 
 from __future__ import annotations
 
+import ctypes
 import random
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
+from .native import hooks
+
 DEFAULT_QUANTUM = 100_000  # instructions a turn, while several cores are ready
 PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
 STRATEGIES = ("round robin", "random", "pct", "replay")
+RECORD_ROWS = 1 << 12  # turns the native side records before it asks for more room
+# The turns that need no Python run in C (TurnLoop, sim/native/sched.c). (False: every turn
+# from Python, as the tests compare.)
+TURN_LOOP_IN_C = True
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,11 @@ def key(core) -> tuple[int, int]:
 
 class Schedule:
     """The turns of one group of cores (one host thread's): chosen by PLAN and recorded
-    in `turns`. CLUSTERS: the clusters of the group; KEYS: its cores, as `key` gives."""
+    in `turns`. CLUSTERS: the clusters of the group; KEYS: its cores, as `key` gives.
+
+    Every plan but pct is the native side's (sim/native/sched.c, `native`): its choices,
+    its record and its count of instructions, whether a turn runs in the turn loop there
+    or here; pct's choices are made here."""
 
     def __init__(self, plan: Plan, clusters: Sequence[int], keys: Sequence[tuple[int, int]]) -> None:
         cores = {cluster: sum(1 for c, _ in keys if c == cluster) for cluster in clusters}
@@ -98,21 +111,69 @@ class Schedule:
         self.plan = plan
         self.quantum = plan.quantum
         self.clusters = tuple(sorted(clusters))
-        self.turns: list[tuple[int, int, int]] = []  # what was chosen, in order
-        self.instructions = 0  # run by the group's cores so far
+        self.keys = sorted(keys)  # the cores, in turn order: the native side's indexes
+        self._index = {k: i for i, k in enumerate(self.keys)}
+        self._turns: list[tuple[int, int, int]] = []  # pct's choices, in order
+        self._instructions = 0  # pct: run by the group's cores so far
         self._last = (-1, -1)  # the key of the core that had the last turn
         first = self.clusters[0]
-        self._random = None
-        if plan.strategy == "random":  # (the name as before groups: seeds replay as they did)
-            self._random = random.Random(f"komorebi-sim schedule {plan.seed} cluster {first}")
-        self._script: list[tuple[int, int, int]] = []
-        if plan.strategy == "replay":
-            self._script = [turn for turn in plan.turns if turn[0] in self.clusters]
-        self._at = 0
         self._priority: dict[tuple[int, int], int] = {}
         self._changes: list[tuple[int, int]] = []  # pct: (change point, the priority it gives), by point
+        self.native: hooks.GroupState | None = None
         if plan.strategy == "pct":
             self._start_pct(plan, first, list(keys))
+        else:
+            self._start_native(plan, first)
+
+    def _start_native(self, plan: Plan, first: int) -> None:
+        """The native side of a plan but pct's (sim/native/sched.c)."""
+        group = self.native = hooks.GroupState()
+        group.strategy = {"round robin": hooks.PLAN_ROUND_ROBIN, "random": hooks.PLAN_RANDOM,
+                          "replay": hooks.PLAN_REPLAY}[plan.strategy]
+        group.quantum, group.last, group.count, group.running = plan.quantum, -1, len(self.keys), -1
+        if plan.strategy == "random":  # (the name as before groups: seeds replay as they did)
+            _, state, _ = random.Random(f"komorebi-sim schedule {plan.seed} cluster {first}").getstate()
+            group.mt[:] = state[:hooks.MT_N]
+            group.mt_index = state[hooks.MT_N]
+        script = [(self._index.get((cluster, core), -1), count) for cluster, core, count in plan.turns
+                  if cluster in self.clusters] if plan.strategy == "replay" else []
+        self._script = np.array(script or [(0, 0)], np.int64)
+        group.script, group.script_length = hooks.pointer(self._script, ctypes.c_int64), len(script)
+        self._records: list[np.ndarray] = []  # full records, in order
+        self._record = np.zeros((RECORD_ROWS, 2), np.int64)  # (zeros: calloc's, untouched pages)
+        group.record, group.record_capacity = hooks.pointer(self._record, ctypes.c_int64), RECORD_ROWS
+        self._pcs = np.zeros(len(self.keys), np.uint64)
+        group.pcs = hooks.pointer(self._pcs, ctypes.c_uint64)
+
+    def make_room(self) -> None:
+        """A full record put aside, and an empty one for the native side."""
+        group = self.native
+        if group.record_length < group.record_capacity:
+            return
+        self._records.append(self._record)
+        self._record = np.zeros((2 * len(self._record), 2), np.int64)
+        group.record = hooks.pointer(self._record, ctypes.c_int64)
+        group.record_capacity, group.record_length = len(self._record), 0
+
+    @property
+    def turns(self) -> list[tuple[int, int, int]]:
+        """What was chosen, in order: (cluster, core, instructions; 0: no limit)."""
+        if self.native is None:
+            return list(self._turns)
+        rows = [*self._records, self._record[: self.native.record_length]]
+        return [(*self.keys[int(i)], int(n)) for part in rows for i, n in part]
+
+    @property
+    def instructions(self) -> int:
+        """Run by the group's cores so far."""
+        return self.native.instructions if self.native is not None else self._instructions
+
+    @instructions.setter
+    def instructions(self, value: int) -> None:
+        if self.native is not None:
+            self.native.instructions = value
+        else:
+            self._instructions = value
 
     def _start_pct(self, plan: Plan, first: int, keys: list[tuple[int, int]]) -> None:
         generator = random.Random(f"komorebi-sim pct {plan.seed} cluster {first}")
@@ -129,31 +190,25 @@ class Schedule:
     def next_turn(self, ready: Sequence) -> tuple[object, int]:
         """The core to run from READY (never empty) and its instruction count, 0 for no
         limit."""
+        if self.native is not None:
+            self.make_room()
+            count = ctypes.c_uint64()
+            by_index = {self._index[key(core)]: core for core in ready}
+            index = hooks.library().group_choose(self.native, sum(1 << i for i in by_index), ctypes.byref(count))
+            return by_index[index], count.value
         core, count = self._choose(ready)
         self._last = key(core)
-        self.turns.append((*self._last, count))
+        self._turns.append((*self._last, count))
         return core, count
 
     def _choose(self, ready: Sequence) -> tuple[object, int]:
-        while self._at < len(self._script):
-            cluster, number, count = self._script[self._at]
-            self._at += 1
-            for core in ready:
-                if key(core) == (cluster, number):
-                    return core, count
-        if self._priority:  # pct
-            others = [c for c in ready if key(c) not in self._yielded]  # (a yield gives turns away)
-            core = max(others or ready, key=lambda c: self._priority.get(key(c), 0))
-            count = self._patience
-            if self._changes and not self._starting:
-                count = min(count, max(1, self._changes[0][0] - self._steps()))
-            return core, count
-        if len(ready) == 1:
-            return ready[0], 0
-        if self._random is not None:
-            return self._random.choice(list(ready)), self._random.randint(1, 2 * self.quantum)
-        later = [c for c in ready if key(c) > self._last]  # the next ready core, in core order
-        return (later[0] if later else ready[0]), self.quantum
+        """pct's choice (see the module's text)."""
+        others = [c for c in ready if key(c) not in self._yielded]  # (a yield gives turns away)
+        core = max(others or ready, key=lambda c: self._priority.get(key(c), 0))
+        count = self._patience
+        if self._changes and not self._starting:
+            count = min(count, max(1, self._changes[0][0] - self._steps()))
+        return core, count
 
     def main_begins(self, cluster: int) -> None:
         """CLUSTER's start code released its barrier (its first, sim.cluster): its cores
@@ -195,3 +250,59 @@ class Schedule:
             lowered = True
         if core.yielded and not lowered:
             self._yielded.add(key(core))
+
+
+class TurnLoop:
+    """The turn loop in C (sim/native/sched.c) for SCHEDULE's group of CORES: it runs
+    their turns until one needs Python, which then finishes that turn as its own
+    (sim.card)."""
+
+    def __init__(self, schedule: Schedule, cores: Sequence) -> None:
+        by_key = {key(core): core for core in cores}
+        self.schedule = schedule
+        self.cores = [by_key[k] for k in schedule.keys]
+        group = schedule.native
+        self._pointers = (ctypes.c_void_p * len(self.cores))(*(ctypes.addressof(c.native) for c in self.cores))
+        group.cores = ctypes.cast(self._pointers, ctypes.POINTER(ctypes.c_void_p))
+        self._untils = np.array([core.halt for core in self.cores], np.uint64)
+        group.untils = hooks.pointer(self._untils, ctypes.c_uint64)
+        self._pcs = np.ctypeslib.as_array(group.pcs, (len(self.cores),))
+
+    def run(self, ready: Sequence) -> tuple[object, int, int, int] | None:
+        """Run turns of the READY cores until one needs Python: (that core, its turn's
+        count, its cycles as the turn began, the engine's error), for Python to finish
+        the turn; None when the loop came back between turns (to stop, or to say where
+        the cores are: `interrupt`, `ask`)."""
+        schedule, group = self.schedule, self.schedule.native
+        schedule.make_room()
+        group.ready = sum(1 << schedule._index[key(core)] for core in ready)
+        for i, core in enumerate(self.cores):
+            self._pcs[i] = core.pc
+        for core in ready:
+            core.before_turns()
+        group.stop = 0
+        status = hooks.library().group_run(group)
+        for i, core in enumerate(self.cores):
+            core.pc = int(self._pcs[i])
+            if core.peek_wanted and core.engine is not None:  # (another thread asks where it is)
+                core.answer_peek()
+        if status == hooks.LOOP_TURN:
+            return self.cores[group.turn_core], group.turn_count, group.turn_cycles, group.turn_error
+        return None
+
+    @property
+    def running(self):
+        """The core whose turn runs in the loop now (None: none), from any thread."""
+        index = self.schedule.native.running
+        return self.cores[index] if 0 <= index < len(self.cores) else None
+
+    def interrupt(self) -> None:
+        """Stop every core of the group (from any thread): the run is over."""
+        self.schedule.native.stop = 1
+        for core in self.cores:
+            core.interrupt()
+
+    def ask(self) -> None:
+        """From another thread: come back to Python soon, between turns (a core's `place`
+        is asked)."""
+        self.schedule.native.stop = 1

@@ -188,6 +188,7 @@ class Core:
         self.native = hooks.CoreState(engine=hooks.EngineCalls(
             reg_read=engines.C_REG_READ, reg_pc=engines.REG_PC, reg_ra=engines.REG_RA,
             emu_stop=engines.C_EMU_STOP, core=number, ctl=engines.C_CTL,
+            emu_start=engines.C_EMU_START, uc=self.engine.handle,
         ))
         self._scratch = np.zeros(hooks.scratch_size(), np.uint8)  # (zeros: calloc's, untouched pages)
         isa = self.native.isa
@@ -230,6 +231,11 @@ class Core:
         # The engine's `until` must be a mapped address: Unicorn looks its page up
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
         self._halt = halt
+
+    @property
+    def halt(self) -> int:
+        """The start code's halt loop, where the core's runs end (the engine's `until`)."""
+        return self._halt
 
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
@@ -291,16 +297,39 @@ class Core:
         (0: no limit). A fault raises CoreFault."""
         if count and not self.context.counting:
             raise ValueError("a turn of exact length needs the block hook (a core of several)")
-        self._stopped_by_call = self.yielded = False
+        self.before_turns()
         native = self.native
         native.refused.access = native.refused.watch = 0
         native.turn.budget_on, native.turn.remaining, native.turn.partial = int(count > 0), count, 0
-        native.tlb.grow_at = self._grow_at
+        self._run_turn(None)
+
+    def before_turns(self) -> None:
+        """What a turn starts from: no call stopped it yet, no debugger's stop (before the
+        turn loop runs any of the core's turns: sim/native/sched.c, which hands Python
+        every turn a call of Python's ends)."""
+        self._stopped_by_call = self.yielded = False
+        self.native.tlb.grow_at = self._grow_at
         self.debug_stop = None
+
+    def finish_turn(self, pc: int, error: int) -> None:
+        """The turn loop (sim/native/sched.c) ran the engine for this core's turn, which
+        stopped at PC with the engine's ERROR (0: none) for something Python does: go on
+        as `run` does after the engine. A fault raises CoreFault."""
+        self.pc = pc
+        self._run_turn(error)
+
+    def _run_turn(self, ran: int | None) -> None:
+        """The turn `run` began, or the turn loop's, whose engine RAN already with that
+        error (0: none)."""
+        native = self.native
         try:
             while True:
                 try:
-                    self.engine.run(self.pc, self._halt)
+                    if ran is None:
+                        self.engine.run(self.pc, self._halt)
+                    elif ran:
+                        raise EngineError.of_code(ran)
+                    ran = None
                 except EngineError:
                     if not native.refused.watch:
                         raise
@@ -474,8 +503,7 @@ class Core:
         if fenced:
             self.drop_translations()
         if peek:
-            self._peek = tuple(self.engine.read_many(["pc", "fp"]))
-            self._peeked.set()
+            self.answer_peek()
         if (not (grow or fenced or peek or retranslate) or self._stopped_by_call or self._interrupted
                 or self.state != READY or self.debug_stop is not None):
             return False  # the run would have ended here anyway
@@ -540,6 +568,16 @@ class Core:
             if self.engine is None:
                 return None
             return self.pc, self.engine.read("fp")
+
+    def answer_peek(self) -> None:
+        """Say where the core is to the thread that asked (`place`), on the core's own."""
+        self._peek_wanted = False
+        self._peek = tuple(self.engine.read_many(["pc", "fp"]))
+        self._peeked.set()
+
+    @property
+    def peek_wanted(self) -> bool:
+        return self._peek_wanted
 
     def call_pc(self) -> int:
         """The pc of the ecall the core is in, or stopped after (a kmx call). (The hook

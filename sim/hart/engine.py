@@ -68,6 +68,7 @@ NATIVE_REGISTERS = {"x0": UC_RISCV_REG_X0, "fflags": UC_RISCV_REG_FFLAGS, "frm":
 # For the native hooks: the C functions they call on the engine.
 C_REG_READ = ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value
 C_EMU_STOP = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
+C_EMU_START = ctypes.cast(uclib.uc_emu_start, ctypes.c_void_p).value  # (the turn loop's: sim/native/sched.c)
 C_REG_WRITE = ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p).value
 C_TRANSLATE = ctypes.cast(uclib.uc_vmem_translate, ctypes.c_void_p).value  # (unicorn 2.1)
 C_CTL = ctypes.cast(uclib.uc_ctl, ctypes.c_void_p).value
@@ -79,6 +80,11 @@ class EngineError(Exception):
     def __init__(self, error: UcError) -> None:
         super().__init__(str(error))
         self.invalid_instruction = error.errno == ucc.UC_ERR_INSN_INVALID
+
+    @classmethod
+    def of_code(cls, code: int) -> "EngineError":
+        """The error a run from C (the turn loop) ended with: its uc_err CODE."""
+        return cls(UcError(code))
 
 
 class Engine:

@@ -11,6 +11,8 @@
  *             Zfh) run in C, and the interpreter that goes on from them while code is hot
  *   softfloat.c  half precision exactly, and fmin/fmax as the F extension says
  *   profile.c the profile: how often each block ran, and the call tree (when asked for)
+ *   sched.c   whose turn it is, and the turn loop: the cores take turns in C until one
+ *             needs Python
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -45,6 +47,7 @@ typedef int (*translate_fn)(void *uc, uint64_t address, int prot, uint64_t *padd
 typedef void (*trap_fn)(int64_t number);
 typedef void (*page_event_fn)(int64_t token, uint64_t page);
 typedef int (*emu_stop_fn)(void *uc);
+typedef int (*emu_start_fn)(void *uc, uint64_t begin, uint64_t until, uint64_t timeout, size_t count);
 typedef int (*ctl_fn)(void *uc, int control, ...);
 #define UC_CTL_TLB_FLUSH_WRITE ((1 << 30) | 11) /* unicorn.h: UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0) */
 typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
@@ -159,6 +162,8 @@ typedef struct { /* what the hooks call on the core's engine */
     emu_stop_fn emu_stop;
     int64_t core; /* the core's number, for the cache model's records */
     ctl_fn ctl;   /* uc_ctl: the TLB's flush (watch.c) */
+    emu_start_fn emu_start; /* uc_emu_start: a turn, from the turn loop (sched.c) */
+    void *uc;     /* the core's engine, for the turn loop */
 } EngineCalls;
 
 typedef struct { /* the address space, sorted by base */
@@ -213,6 +218,7 @@ typedef struct { /* the instructions run here rather than by the engine (isa.c) 
     uint64_t interpreted;    /* instructions the interpreter ran after them */
     uint64_t episodes;       /* times it went on interpreting after a trap */
     uint64_t finished_turns; /* turns whose last instructions it ran (isa_finish_turn) */
+    uint64_t python_calls;   /* exceptions handed to Python (on_trap): the turn loop goes back to it */
     uint8_t *scratch;        /* the interpreter's memory (isa.c, Scratch): Python allocates it */
     uint32_t page_generation;  /* a page translation of another generation is stale */
     uint32_t code_generation;  /* so is a decoded instruction */
@@ -347,5 +353,38 @@ uint16_t single_to_half(uint32_t s, int rm, uint32_t *flags);
 uint16_t double_to_half(uint64_t d, int rm, uint32_t *flags);
 uint16_t integer_to_half(uint64_t magnitude, int negative, int rm, uint32_t *flags);
 uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *flags);
+
+/* A host thread's cores taking turns (sched.c; sim/schedule.py's Schedule, its Python side). */
+enum { PLAN_ROUND_ROBIN = 0, PLAN_RANDOM = 1, PLAN_REPLAY = 2 };
+enum { LOOP_STOPPED = 0, LOOP_FULL = 1, LOOP_TURN = 2, LOOP_IDLE = 3 };
+#define MT_N 624
+typedef struct {
+    int64_t strategy;         /* PLAN_* */
+    uint64_t quantum;         /* a turn's instructions while several cores are ready */
+    uint32_t mt[MT_N];        /* random: CPython's Mersenne Twister, as random.Random seeded it */
+    int64_t mt_index;
+    int64_t *script;          /* replay: rows of (core's index, instructions); an index of -1 */
+    int64_t script_length;    /* is a turn of a core not in the group */
+    int64_t script_at;
+    int64_t last;             /* the index of the core that had the last turn (-1: none) */
+    int64_t *record;          /* the turns chosen: rows of (core's index, instructions; 0: no limit) */
+    int64_t record_length;
+    int64_t record_capacity;
+    uint64_t instructions;    /* run by the group's cores */
+    int64_t count;            /* the cores, in turn order (sim/schedule.py, key) */
+    Core **cores;
+    uint64_t *pcs;            /* where each is (the loop keeps them; Python reads them back) */
+    uint64_t ready;           /* a bit a core: ready to run (Python says) */
+    uint64_t *untils;         /* each core's start code's halt (the engine's until) */
+    int64_t stop;             /* Python asks the loop to go back to it, between turns */
+    int64_t running;          /* the index of the core whose turn runs now (-1: none) */
+    int64_t turn_core;        /* LOOP_TURN: the core whose turn Python finishes, */
+    int64_t turn_count;       /* its count, */
+    int64_t turn_error;       /* its engine's error (uc_err), */
+    uint64_t turn_cycles;     /* and its cycles as the turn began */
+} Group;
+uint64_t isa_finish_turn(void *uc, Core *core);
+int64_t group_choose(Group *g, uint64_t ready, uint64_t *count);
+int64_t group_run(Group *g);
 
 #endif

@@ -65,6 +65,7 @@ SPAN_KINDS = {"image": SPAN_IMAGE, "stack": SPAN_STACK, "heap": SPAN_STACK, "reg
 
 _u8 = ctypes.POINTER(ctypes.c_uint8)
 _u64 = ctypes.POINTER(ctypes.c_uint64)
+_i64 = ctypes.POINTER(ctypes.c_int64)
 
 
 class RegionState(ctypes.Structure):
@@ -115,6 +116,42 @@ class RegionState(ctypes.Structure):
     ]
 
 
+# hooks.h: the turn loop's plans and what it returns (sched.c)
+PLAN_ROUND_ROBIN, PLAN_RANDOM, PLAN_REPLAY = 0, 1, 2
+LOOP_STOPPED, LOOP_FULL, LOOP_TURN, LOOP_IDLE = 0, 1, 2, 3
+MT_N = 624
+
+
+class GroupState(ctypes.Structure):
+    """A host thread's cores taking turns (sched.c, Group; sim.schedule)."""
+
+    _fields_ = [
+        ("strategy", ctypes.c_int64),
+        ("quantum", ctypes.c_uint64),
+        ("mt", ctypes.c_uint32 * MT_N),
+        ("mt_index", ctypes.c_int64),
+        ("script", _i64),
+        ("script_length", ctypes.c_int64),
+        ("script_at", ctypes.c_int64),
+        ("last", ctypes.c_int64),
+        ("record", _i64),
+        ("record_length", ctypes.c_int64),
+        ("record_capacity", ctypes.c_int64),
+        ("instructions", ctypes.c_uint64),
+        ("count", ctypes.c_int64),
+        ("cores", ctypes.POINTER(ctypes.c_void_p)),
+        ("pcs", _u64),
+        ("ready", ctypes.c_uint64),
+        ("untils", _u64),
+        ("stop", ctypes.c_int64),
+        ("running", ctypes.c_int64),
+        ("turn_core", ctypes.c_int64),
+        ("turn_count", ctypes.c_int64),
+        ("turn_error", ctypes.c_int64),
+        ("turn_cycles", ctypes.c_uint64),
+    ]
+
+
 # hooks.h's sizes of the tile's levels (tile.c): (sets, ways)
 TILE_HARTS, TILE_L1, TILE_L2, TILE_L3 = 4, (128, 4), (256, 8), (2048, 16)
 
@@ -158,6 +195,8 @@ class EngineCalls(ctypes.Structure):
         ("emu_stop", ctypes.c_void_p),
         ("core", ctypes.c_int64),
         ("ctl", ctypes.c_void_p),
+        ("emu_start", ctypes.c_void_p),
+        ("uc", ctypes.c_void_p),
     ]
 
 
@@ -218,6 +257,7 @@ class IsaState(ctypes.Structure):
         ("interpreted", ctypes.c_uint64),
         ("episodes", ctypes.c_uint64),
         ("finished_turns", ctypes.c_uint64),
+        ("python_calls", ctypes.c_uint64),
         ("scratch", ctypes.c_void_p),
         ("page_generation", ctypes.c_uint32),
         ("code_generation", ctypes.c_uint32),
@@ -376,7 +416,11 @@ def library() -> ctypes.CDLL:
             loaded.tile_access.restype = ctypes.c_int
             loaded.tile_remove_range.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
             loaded.tile_remove_range.restype = None
-            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile)):
+            loaded.group_choose.argtypes = [ctypes.POINTER(GroupState), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
+            loaded.group_choose.restype = ctypes.c_int64
+            loaded.group_run.argtypes = [ctypes.POINTER(GroupState)]
+            loaded.group_run.restype = ctypes.c_int64
+            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

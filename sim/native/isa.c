@@ -906,15 +906,11 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
  * ran. The first instruction was counted by the block hook with its block. EXACT: the
  * rest of a turn, outside the engine (isa_finish_turn): up to the turn's remaining count,
  * hot or not, stopping only before an instruction the interpreter does not run. */
-static uint64_t interpret(Hart *h, int exact) {
+/* The interpreter's loop: at most LIMIT counted instructions from h->pc (see interpret).
+ * EAGER (a constant): the x registers were all read at the start. Returns those counted. */
+static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
     Core *core = h->core;
     Turn *turn = &core->turn;
-    uint64_t limit = EPISODE;
-    if (turn->budget_on && turn->remaining < limit)
-        limit = turn->remaining;
-    for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
-        X(h, n, 0);
-    h->x_dirty = ~1u; /* (all are written back) */
     const uint64_t uncounted_start = turn->uncounted_start, uncounted_end = turn->uncounted_end;
     uint64_t ran = 0, steps = 0, cold = 0;
     /* (a turn that ends on the jump into a stub ends after the stub, as in the engine:
@@ -929,7 +925,7 @@ static uint64_t interpret(Hart *h, int exact) {
                 (d->rd == 1 || d->rd == 5 || profile_is_function(core, h->pc + (uint64_t)d->imm)))))
             break; /* the engine runs calls, returns and tail calls, so that profile.c follows them */
         uint64_t next;
-        int done = run_one(h, d, &next, 1);
+        int done = run_one(h, d, &next, eager);
         h->x[0] = 0;
         if (__builtin_expect(done != RAN, 0))
             break; /* the engine runs it (and faults there, when the memory refused) */
@@ -942,6 +938,29 @@ static uint64_t interpret(Hart *h, int exact) {
         cold = d->own ? 0 : cold + 1;
         if (__builtin_expect((cold >= STAY || h->stop) && !exact, 0))
             break;
+    }
+    return ran;
+}
+
+/* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
+ * ran. The first instruction was counted by the block hook with its block. EXACT: the
+ * rest of a turn, outside the engine (isa_finish_turn): up to the turn's remaining count,
+ * hot or not, stopping only before an instruction the interpreter does not run; it reads
+ * and writes back only the registers it uses (a turn's rest is a few instructions). */
+static uint64_t interpret(Hart *h, int exact) {
+    Core *core = h->core;
+    Turn *turn = &core->turn;
+    uint64_t limit = EPISODE;
+    if (turn->budget_on && turn->remaining < limit)
+        limit = turn->remaining;
+    uint64_t ran;
+    if (exact) {
+        ran = run_loop(h, limit, 1, 0);
+    } else {
+        for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
+            X(h, n, 0);
+        h->x_dirty = ~1u; /* (all are written back) */
+        ran = run_loop(h, limit, exact, 1);
     }
     if (turn->counting)
         turn->cycles += ran;
@@ -995,6 +1014,7 @@ uint64_t isa_finish_turn(void *uc, Core *core) {
 
 void isa_trap(void *uc, uint32_t number, Core *core) {
     if (number != ILLEGAL) {
+        core->isa.python_calls++;
         core->isa.on_trap(number);
         return;
     }
@@ -1014,12 +1034,14 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
         if (h.engine_pc_moved) {
             core->isa.reg_write(uc, UC_REG_PC, &reported);
         }
+        core->isa.python_calls++;
         core->isa.on_trap(number);
         return;
     }
     if (done == REFUSED) { /* flh or fsh: the fault is a load's or a store's */
         if (h.engine_pc_moved)
             core->isa.reg_write(uc, UC_REG_PC, &reported);
+        core->isa.python_calls++;
         core->isa.on_trap(d->op == OP_FSH || d->op == OP_VSTORE ? 7 : 5);
         return;
     }

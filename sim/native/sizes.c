@@ -8,6 +8,7 @@ uint64_t struct_size(int which) {
     case 1: return sizeof(Span);
     case 2: return sizeof(Core);
     case 3: return sizeof(Tile);
+    case 4: return sizeof(Group);
     default: return 0;
     }
 }

@@ -286,10 +286,12 @@ def test_a_turn_in_vector_code_runs_exactly_its_count(vector_image, turns):
 
 
 @pytest.mark.parametrize("atomic", [0, 1])
-def test_a_turns_last_instructions_run_in_c_as_they_would_in_the_engine(kernels, monkeypatch, atomic):
-    """Turns that end inside a block finish in the interpreter (isa.c, isa_finish_turn) as
-    far as it can: the results, every core's cycles and the turns are those of the same
-    runs with every turn's rest run by the engine, and most turns did finish in C."""
+def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monkeypatch, atomic):
+    """The turn loop in C (sched.c), and turns that end inside a block finishing in the
+    interpreter (isa.c, isa_finish_turn) as far as it can: the results, every core's
+    cycles and the turns are those of the same runs with every turn from Python, and then
+    with every turn's rest run by the engine; most turns did finish in C."""
+    from komorebi.sim import schedule
     from komorebi.sim.hart import core as cores
     from tests.threads import THREADS
 
@@ -309,7 +311,9 @@ def test_a_turns_last_instructions_run_in_c_as_they_would_in_the_engine(kernels,
         return out, finished
 
     in_c, finished = runs()
+    monkeypatch.setattr(schedule, "TURN_LOOP_IN_C", False)
+    from_python, _ = runs()
     monkeypatch.setattr(cores, "FINISH_TURNS_IN_C", False)
     in_engine, none = runs()
-    assert in_c == in_engine
+    assert in_c == from_python == in_engine
     assert none == 0 and finished > 100

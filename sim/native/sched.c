@@ -1,0 +1,165 @@
+/* sched.c: whose turn it is (group_choose), and the turn loop (group_run): a host
+ * thread's cores take turns here, in C, with no Python between two turns, until one
+ * needs it. sim/schedule.py is the Python side: it makes the Group, and PCT's choices
+ * are its own.
+ *
+ * The choice is the plan's (hooks.h, PLAN_*): a replay's next turn first (a turn of a core
+ * not ready is passed over); then a core alone runs with no limit; then a random core for
+ * 1 to 2 x QUANTUM instructions, drawn as CPython's random.Random draws them
+ * (random.choice, then random.randint: _randbelow over the Mersenne Twister, whose state
+ * Python seeded), so that a schedule seed gives the interleaving it gave when Python
+ * drew it; else the next ready core after the last one, for QUANTUM. Every choice is
+ * recorded.
+ *
+ * A turn in the loop: the core's engine runs from its pc with the turn's budget (turns.c
+ * stops it before the block that would overrun the turn), and the interpreter runs the
+ * turn's last instructions (isa.c, isa_finish_turn). The turn is the loop's when it ends
+ * so; anything else hands it to Python, which finishes it as its own turns end
+ * (sim/hart/core.py): an exception Python takes (a kmx call, a system call, a fault), an
+ * engine's error, a refused access, the TLB to grow, a fence.i, the cache's registers,
+ * the rest of a turn the interpreter cannot run, a stop from outside. Python then chooses
+ * the ready cores again and calls the loop anew. */
+#include "hooks.h"
+
+#define MT_M 397
+#define SHORT_TURN 8 /* a turn of at most this many instructions tries the interpreter before the engine */
+
+/* The next 32 bits of CPython's Mersenne Twister (Modules/_randommodule.c, genrand_uint32). */
+static uint32_t mt_next(Group *g) {
+    uint32_t *mt = g->mt, y;
+    static const uint32_t mag01[2] = {0x0u, 0x9908b0dfu};
+    if (g->mt_index >= MT_N) {
+        int k;
+        for (k = 0; k < MT_N - MT_M; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + MT_M] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        for (; k < MT_N - 1; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        y = (mt[MT_N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1u];
+        g->mt_index = 0;
+    }
+    y = mt[g->mt_index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* A number below N, as CPython's _randbelow_with_getrandbits draws it (N < 2**32). */
+static uint64_t below(Group *g, uint64_t n) {
+    int k = 64 - __builtin_clzll(n); /* n.bit_length() */
+    uint64_t r;
+    do
+        r = mt_next(g) >> (32 - k);
+    while (r >= n);
+    return r;
+}
+
+static int64_t chosen(Group *g, int64_t core, uint64_t count, uint64_t *out) {
+    if (g->record_length < g->record_capacity) {
+        g->record[2 * g->record_length] = core;
+        g->record[2 * g->record_length + 1] = (int64_t)count;
+        g->record_length++;
+    }
+    g->last = core;
+    *out = count;
+    return core;
+}
+
+/* The core to run of READY (a bit a core; never none) and its instructions into COUNT (0:
+ * no limit); recorded. The record must have room (the loop returns LOOP_FULL first). */
+int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
+    while (g->script_at < g->script_length) {
+        int64_t core = g->script[2 * g->script_at], n = g->script[2 * g->script_at + 1];
+        g->script_at++;
+        if (core >= 0 && (ready >> core & 1))
+            return chosen(g, core, (uint64_t)n, count);
+    }
+    int ready_count = __builtin_popcountll(ready);
+    if (ready_count == 1)
+        return chosen(g, __builtin_ctzll(ready), 0, count);
+    if (g->strategy == PLAN_RANDOM) {
+        uint64_t pick = below(g, (uint64_t)ready_count), left = ready;
+        for (uint64_t i = 0; i < pick; i++)
+            left &= left - 1;
+        int64_t core = __builtin_ctzll(left);
+        return chosen(g, core, 1 + below(g, 2 * g->quantum), count);
+    }
+    uint64_t later = g->last + 1 < 64 ? ready & (~0ull << (g->last + 1)) : 0;
+    return chosen(g, __builtin_ctzll(later ? later : ready), g->quantum, count);
+}
+
+static int64_t run_turns(Group *g);
+
+/* Run the group's turns while they need no Python (see the top). Returns LOOP_STOPPED
+ * (Python asked, between turns), LOOP_FULL (the record is full, between turns),
+ * LOOP_IDLE (no core is ready) or LOOP_TURN (Python finishes the turn of turn_core). */
+int64_t group_run(Group *g) {
+    int64_t why = run_turns(g);
+    g->running = -1;
+    return why;
+}
+
+static int64_t run_turns(Group *g) {
+    for (;;) {
+        if (g->stop)
+            return LOOP_STOPPED;
+        if (!g->ready)
+            return LOOP_IDLE;
+        if (g->record_length >= g->record_capacity)
+            return LOOP_FULL;
+        uint64_t count;
+        int64_t i = group_choose(g, g->ready, &count);
+        Core *core = g->cores[i];
+        g->running = i;
+        void *uc = core->engine.uc;
+        Turn *turn = &core->turn;
+        uint64_t python = core->isa.python_calls, before = turn->cycles;
+        core->refused.access = core->refused.watch = 0;
+        turn->budget_on = count > 0;
+        turn->remaining = count;
+        turn->partial = 0;
+        if (count && count <= SHORT_TURN) { /* the interpreter first: no engine run for a few instructions */
+            core->isa.reg_write(uc, (int)core->engine.reg_pc, &g->pcs[i]);
+            isa_finish_turn(uc, core);
+            core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
+            if (!turn->remaining && core->isa.python_calls == python && !core->refused.access &&
+                !core->device.fault_size && !core->device.low_at) {
+                turn->budget_on = 0;
+                g->instructions += turn->cycles - before;
+                continue;
+            }
+            core->refused.access = core->refused.watch = 0; /* (the engine meets a refusal again) */
+        }
+        /* (no `until`: a core never reaches the start code's halt, since its exit call ends
+         * its last run first; and Unicorn drops the translations at an `until` as each run
+         * starts, which costs a search of that page's) */
+        int error = core->engine.emu_start(uc, g->pcs[i], 0, 0, 0);
+        core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
+        int clean = !error && core->isa.python_calls == python && !core->refused.access && !core->tlb.grow &&
+                    !core->device.retranslate && !core->device.fault_size && !core->device.low_at &&
+                    turn->partial && !turn->breakpoint_hit;
+        if (clean && turn->remaining) {
+            turn->partial = 0;
+            clean = isa_finish_turn(uc, core) == 0 && core->isa.python_calls == python && !core->refused.access &&
+                    !core->device.fault_size && !core->device.low_at;
+            core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
+            turn->partial = !clean; /* (what is left of the turn, for Python: sim/hart/core.py) */
+        }
+        if (!clean) {
+            g->turn_core = i;
+            g->turn_count = (int64_t)count;
+            g->turn_error = error;
+            g->turn_cycles = before;
+            return LOOP_TURN;
+        }
+        turn->partial = 0;
+        turn->budget_on = 0;
+        g->instructions += turn->cycles - before;
+    }
+}

@@ -1,0 +1,60 @@
+"""The turns in C (sim/native/sched.c): the plans' choices are the ones Python made before
+(a schedule seed draws as random.Random drew), and a run stopped while the turn loop runs
+its cores stops."""
+
+from __future__ import annotations
+
+import ctypes
+import random
+
+import komorebi as km
+from komorebi.sim.native import hooks
+from komorebi.sim.schedule import Plan, Schedule
+from tests.threads import machine_cluster, program_for, wait_for
+
+
+def _choices(plan: Plan, readies: list[list[int]], cores: int) -> list[tuple[int, int]]:
+    schedule = Schedule(plan, [1], [(1, n) for n in range(cores)])
+    out = []
+    for ready in readies:
+        count = ctypes.c_uint64()
+        index = hooks.library().group_choose(schedule.native, sum(1 << n for n in ready), ctypes.byref(count))
+        out.append((int(index), count.value))
+    assert [(core, n) for _, core, n in schedule.turns] == out
+    return out
+
+
+def test_a_seeds_random_turns_are_those_random_random_draws():
+    draw = random.Random(5)
+    readies = [sorted(draw.sample(range(4), draw.randint(2, 4))) for _ in range(500)]
+    for seed, quantum in ((1, 500), (7, 100_000), (123456789, 3)):
+        expected = random.Random(f"komorebi-sim schedule {seed} cluster 1")
+        wanted = [(expected.choice(ready), expected.randint(1, 2 * quantum)) for ready in readies]
+        assert _choices(Plan("random", quantum, seed), readies, 4) == wanted
+
+
+def test_round_robin_takes_the_next_ready_core_and_a_lone_one_runs_unlimited():
+    readies = [[0, 1, 2, 3], [0, 1, 2, 3], [0, 2], [0, 2], [3], [1, 3]]
+    assert _choices(Plan("round robin", 50), readies, 4) == [(0, 50), (1, 50), (2, 50), (0, 50), (3, 0), (1, 50)]
+
+
+def test_a_replay_passes_over_turns_of_cores_not_ready_then_goes_round():
+    plan = Plan("replay", 10, turns=((1, 2, 7), (1, 1, 3), (2, 0, 9), (1, 2, 4), (1, 0, 5)))
+    # (cluster 2's turn is not this group's; core 2 is not ready at the fourth turn)
+    assert _choices(plan, [[0, 2], [0, 1], [0, 1], [0, 1]], 3) == [(2, 7), (1, 3), (0, 5), (1, 10)]
+
+
+def test_a_run_whose_turns_run_in_c_stops_and_says_where_its_cores_are(tmp_path):
+    """Four cores that never end, in turns of 100 in the turn loop: a timeout's message
+    says where each is (the loop comes back to say), and stop() ends the run."""
+    with km.Session(quantum=100) as session:
+        run = session.load(program_for("forever.c", tmp_path, cores=4))
+        cores = machine_cluster(run, 1).cores
+        wait_for(lambda: sum(core.cycles for core in cores) > 10**5, "a hundred thousand instructions")
+        try:
+            run.thread_result(timeout=0.2)
+        except TimeoutError as error:
+            said = str(error)
+        run.stop()
+    assert said.count("running") + said.count("ready, waiting for its turn") == 4, said
+    assert run.stopped and len(run.schedule.turns) > 1000
