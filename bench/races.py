@@ -3,14 +3,18 @@
 Six known bugs (bench/races/*.c): a lost update, a missing barrier before reading other
 cores' results, message passing through a flag without an atomic or a fence, a broken
 ticket lock, double-checked initialisation, and a race through DRAM bank D7 between the
-threads of clusters 2 and 3. For each, under "random" (turns of 1 to 2 x 100,000
-instructions, Session's default quantum; --quantum) and "pct" (depth 3): how many schedules ran up
-to and with the first that failed, the median over --seeds exploration seeds (a search
-that found nothing in --schedules counts as --schedules + 1, shown as ">N"). Then
-schedules a second on 1 and on 2 local worker processes (--workers), PCT, every schedule
-run (no stop at the first failure), shrinking off.
+threads of clusters 2 and 3. For each, under "random" (turns of 1 to 2 x 2,000 - 1
+instructions drawn log-uniformly, Session's default quantum; --quantum) and "pct" (depth
+3): how many schedules ran up to and with the first that failed, the median over --seeds
+exploration seeds (a search that found nothing in --schedules counts as --schedules + 1,
+shown as ">N"). Then how many of the seeds of the pytest plugin's `--km-seeds=N`
+(--km-seeds, 10) fail: the bug as a test of a project's own, run by pytest in another
+process with the plugin's km_session, whose runs then take schedule_seed 0 to N-1 (and
+whether the test fails with no seed: the default turns). Then schedules a second on 1
+and on 2 local worker processes (--workers), PCT, every schedule run (no stop at the
+first failure), shrinking off.
 
-    python bench/races.py [--seeds 10] [--schedules 200] [--rate-schedules 200]
+    python bench/races.py [--seeds 10] [--schedules 200] [--km-seeds 10] [--rate-schedules 200]
 
 The last line printed is one JSON object of the figures.
 """
@@ -19,9 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -32,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
+from komorebi._limits import DEFAULT_QUANTUM  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "races"
 KERNELS = HERE / "kernels"
@@ -155,6 +164,48 @@ def until_first(bug: Bug, strategy: str, seed: int, schedules: int, quantum: int
     return report.first_failure or schedules + 1
 
 
+# A project's test of each bug, as docs/your-project.md writes one: km_session loads it.
+_TEST = """
+import pytest
+import bench.races as races
+
+@pytest.mark.parametrize("bug", races.BUGS[:{bugs}], ids=[b.make.__name__ for b in races.BUGS[:{bugs}]])
+def test_bug(km_session, bug):
+    run = km_session.load(bug.make())
+    for thread in run.threads.values():
+        while not thread.result(timeout=120).final:
+            pass
+    run.stop()
+    bug.check(run)
+"""
+
+
+def km_seeds_failing(bugs: list[Bug], seeds: int) -> dict[str, list[int]]:
+    """For each bug, the seeds of `pytest --km-seeds=SEEDS` whose test failed (SEEDS 0:
+    [0] when the test fails under the default turns, else [])."""
+    with tempfile.TemporaryDirectory() as folder:
+        test = Path(folder) / "test_races.py"
+        test.write_text(_TEST.format(bugs=len(bugs)))
+        report = Path(folder) / "report.xml"
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::komorebi.CoherenceWarning",
+             f"--km-seeds={seeds}", f"--junitxml={report}", "--rootdir", folder, str(test)],
+            cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if not report.exists():
+            raise RuntimeError(f"pytest did not run the tests:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        failing: dict[str, list[int]] = {b.make.__name__: [] for b in bugs}
+        for case in ElementTree.parse(report).iter("testcase"):
+            name = case.get("name", "")
+            if case.find("error") is not None or case.find("skipped") is not None:
+                raise RuntimeError(f"{name} did not run: {ElementTree.tostring(case, encoding='unicode')[:2000]}")
+            if case.find("failure") is None:
+                continue
+            ids = name[name.index("[") + 1:-1].split("-")  # test_bug[km-seed-3-lost_update]
+            seed = int(ids[ids.index("seed") + 1]) if "seed" in ids else 0
+            failing[next(b for b in failing if b in ids)].append(seed)
+        return {b.name: sorted(failing[b.make.__name__]) for b in bugs}
+
+
 def rate(bug: Bug, workers: int, schedules: int) -> float:
     report = km.explore(bug.make, bug.check, schedules=schedules, workers=workers, shrink=False)
     return report.schedules / report.seconds
@@ -167,18 +218,25 @@ def main() -> None:
     parser.add_argument("--rate-schedules", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bugs", type=int, default=len(BUGS), help="the first N bugs only")
-    parser.add_argument("--quantum", type=int, default=100_000, help="the random strategy's mean turn")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: --seeds 1, --schedules 20, --rate-schedules 10, --bugs 2 (the tests' form)")
+    parser.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, help="the random strategy's turn scale")
+    parser.add_argument("--km-seeds", type=int, default=10, help="the pytest plugin's --km-seeds=N")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: --seeds 1, --schedules 20, --km-seeds 2, --rate-schedules 10, --bugs 2 (the tests' form)")
     args = parser.parse_args()
     if args.quick:
         args.seeds = 1
         args.schedules = 20
+        args.km_seeds = 2
         args.rate_schedules = 10
         args.bugs = 2
     figures: dict[str, dict] = {}
-    print(f"{'bug':28} {'random':>8} {'pct':>8} {'sched/s 1':>10} {f'sched/s {args.workers}':>10}")
-    for bug in BUGS[: args.bugs]:
-        row: dict = {}
+    bugs = BUGS[: args.bugs]
+    by_seed = km_seeds_failing(bugs, args.km_seeds)
+    unseeded = km_seeds_failing(bugs, 0)
+    print(f"{'bug':28} {'random':>8} {'pct':>8} {f'km-seeds={args.km_seeds}':>11} {'default':>8} {'sched/s 1':>10} "
+          f"{f'sched/s {args.workers}':>10}")
+    for bug in bugs:
+        row: dict = {"km_seeds_failing": by_seed[bug.name], "default_turns_fail": bool(unseeded[bug.name])}
         for strategy in ("random", "pct"):
             counts = [until_first(bug, strategy, seed, args.schedules, args.quantum) for seed in range(args.seeds)]
             row[strategy] = statistics.median(counts)
@@ -189,7 +247,9 @@ def main() -> None:
 
         def shown(value: float) -> str:
             return f">{args.schedules}" if value > args.schedules else f"{value:g}"
-        print(f"{bug.name:28} {shown(row['random']):>8} {shown(row['pct']):>8} {row['per_second_1']:10.1f} "
+        seeded = f"{len(row['km_seeds_failing'])} of {args.km_seeds}"
+        print(f"{bug.name:28} {shown(row['random']):>8} {shown(row['pct']):>8} {seeded:>11} "
+              f"{'fails' if row['default_turns_fail'] else 'passes':>8} {row['per_second_1']:10.1f} "
               f"{row[f'per_second_{args.workers}']:10.1f}")
     print(json.dumps(figures))
 

@@ -14,7 +14,8 @@
 Every message, its cause and what to do: docs/errors.md.
 
 Bad arguments raise TypeError, ValueError, KeyError or FileNotFoundError, naming the
-parameter and what was expected.
+parameter and what was expected. A turn length that is not an int is both a TypeError and
+a ValueError (NotAnInteger).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def warn_at_caller(warning: Warning) -> None:
     while frame is not None and Path(frame.f_code.co_filename).resolve().parent == _HERE:
         frame, level = frame.f_back, level + 1
     warnings.warn(warning, stacklevel=level)
+
+
+class NotAnInteger(TypeError, ValueError):
+    """A count (a turn's instructions) that is not an int: a wrong type, and as much a
+    wrong value, so `except TypeError` and `except ValueError` both catch it."""
 
 
 class KomorebiError(Exception):

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from komorebi._errors import CoherenceWarning, OutputWarning, ThreadFault
 from komorebi._program import Program
-from komorebi._schedule import DEFAULT_QUANTUM, Schedule
+from komorebi._schedule import DEFAULT_QUANTUM, Schedule, check_quantum
 import concurrent.futures as futures  # (light: its pools are imported where they are made)
 
 KINDS = ("check", "fault", "timeout", "finding")
@@ -242,7 +242,8 @@ def _shrink(make_program, check, failure: _Outcome, quantum: int, settings: _Set
 
 
 def _check_args(schedules, strategy, depth, coherence, workers, executor, timeout, fail_on, quantum, seed) -> tuple:
-    for name, value, low in (("schedules", schedules, 1), ("depth", depth, 1), ("quantum", quantum, 1)):
+    check_quantum(quantum)
+    for name, value, low in (("schedules", schedules, 1), ("depth", depth, 1)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{name} must be an int, not {type(value).__name__}")
         if value < low:

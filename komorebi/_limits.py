@@ -12,5 +12,6 @@ CORES_PER_CLUSTER = 4
 MAX_REGIONS = 16
 MAX_WORDS = 64
 DEFAULT_HEAP_BYTES = 64 << 20  # bytes
-DEFAULT_QUANTUM = 100_000  # instructions a turn, while several cores are ready
+DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
+MAX_QUANTUM = 2**31  # the longest turn a quantum can ask for
 OUTPUT_KEPT = 1 << 20  # characters of a thread's latest output lines kept, by default

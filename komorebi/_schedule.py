@@ -23,9 +23,24 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from komorebi._limits import DEFAULT_QUANTUM
+from komorebi._errors import NotAnInteger
+from komorebi._limits import DEFAULT_QUANTUM, MAX_QUANTUM
 
 STRATEGIES = ("random", "pct", "replay")
+# How a "random" schedule draws its turns: 2 since the turn loop in C (issue 29), whose
+# lengths are log-uniform (1 drew them uniformly). A schedule pickled by a komorebi-sim of
+# other draws would not replay its run: it is refused (__setstate__).
+DRAWS = 2
+
+
+def check_quantum(value: Any, what: str = "quantum") -> int:
+    """A turn length (Session's, a Schedule's and km.explore's quantum): an int of 1 to
+    MAX_QUANTUM instructions."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise NotAnInteger(f"{what} must be an int (instructions a turn), not {type(value).__name__}")
+    if not 1 <= value <= MAX_QUANTUM:
+        raise ValueError(f"{what} must be 1 to 2**31 instructions, not {value}")
+    return int(value)
 
 
 def _count(value: Any, what: str, low: int) -> int:
@@ -53,28 +68,45 @@ class Schedule:
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"a schedule's strategy is one of {', '.join(map(repr, STRATEGIES))}, not {self.strategy!r}")
-        _count(self.quantum, "quantum", 1)
+        check_quantum(self.quantum)
         _count(self.depth, "depth", 1)
         if self.seed is not None:
             _count(self.seed, "seed", -(2**63))
         if self.strategy != "replay" and self.seed is None:
             raise ValueError(f"a {self.strategy!r} schedule needs a seed (an int)")
         try:
-            turns = tuple((int(c), int(n), int(k)) for c, n, k in self.turns)
-        except (TypeError, ValueError):
-            raise TypeError("turns must be (cluster, core, instructions) triples of ints") from None
+            turns = tuple(tuple(turn) for turn in self.turns)
+        except TypeError:
+            raise NotAnInteger("turns must be a sequence of (cluster, core, instructions) triples of ints") from None
+        for turn in turns:
+            if len(turn) != 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in turn):
+                raise NotAnInteger(f"turns must be (cluster, core, instructions) triples of ints, not {turn!r}")
+        turns = tuple((int(c), int(n), int(k)) for c, n, k in turns)
         for cluster, core, count in turns:
             if not (0 <= cluster <= 3 and 0 <= core < 64 and count >= 0):
                 raise ValueError(
                     f"a turn is (cluster 0-3, core 0-63, instructions >= 0; 0: no limit), not {(cluster, core, count)}"
                 )
         object.__setattr__(self, "turns", turns)
+        object.__setattr__(self, "_draws", DRAWS)
         object.__setattr__(self, "instructions", tuple(sorted((int(c), int(k)) for c, k in dict(self.instructions).items())))
 
     @classmethod
     def random(cls, seed: int, quantum: int = DEFAULT_QUANTUM) -> "Schedule":
-        """Turns of a random core, each of 1 to 2 x QUANTUM instructions."""
+        """Turns of a random core, each of 1 to 2 x QUANTUM instructions, drawn
+        log-uniformly (docs/simulator.md, "The default turns")."""
         return cls("random", seed=seed, quantum=quantum)
+
+    def __setstate__(self, state: dict) -> None:
+        draws = state.get("_draws", 1)
+        if draws != DRAWS and state.get("strategy") == "random":
+            raise ValueError(
+                f"this km.Schedule (random, seed {state.get('seed')}) was made by a komorebi-sim that drew "
+                "random turns another way, so it would not replay the run it stood for; a recorded "
+                "run.schedule (its turns) replays in any version"
+            )
+        for name, value in {**state, "_draws": DRAWS}.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def pct(cls, seed: int, depth: int = 3, instructions: dict[int, int] | None = None) -> "Schedule":

@@ -23,7 +23,7 @@ from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, Th
 from komorebi._profile import Profile
 from komorebi._program import Program
 from komorebi._results import CacheCounts, Finding, ThreadResult
-from komorebi._schedule import Schedule
+from komorebi._schedule import Schedule, check_quantum
 from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
 
 COHERENCE_MODES = ("card", "strict")
@@ -423,10 +423,7 @@ class Session:
         (a km.Schedule, instead of QUANTUM and SCHEDULE_SEED): how the cores take turns,
         e.g. a schedule km.explore found failing; it replays bit for bit. Under a
         SCHEDULE_SEED or a SCHEDULE, clusters 2 and 3 take turns on one host thread."""
-        if isinstance(quantum, bool) or not isinstance(quantum, _numbers.Integral):
-            raise TypeError(f"quantum must be an int (instructions a turn), not {type(quantum).__name__}")
-        if not 1 <= quantum <= 2**31:
-            raise ValueError(f"quantum must be 1 to 2**31 instructions, not {quantum}")
+        check_quantum(quantum)
         if schedule_seed is not None and (
             isinstance(schedule_seed, bool) or not isinstance(schedule_seed, _numbers.Integral)
         ):

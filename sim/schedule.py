@@ -15,7 +15,8 @@ A plan (`Plan`, km.Schedule's machine side) chooses the turns:
 
 - "round robin" (no seed): the next ready core after the last one, for QUANTUM
   instructions.
-- "random" (a seed): a core drawn at random and a length drawn from 1 to 2 x QUANTUM.
+- "random" (a seed): a core drawn at random and a length drawn log-uniformly from 1 to
+  2 x QUANTUM: as many turns of 1 to 10 instructions as of 10 to 100, and so on.
 - "pct": probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi and
   Nagarakatte, ASPLOS 2010). Each core gets a random priority from DEPTH up, and the
   ready core of highest priority runs. DEPTH - 1 change points are drawn at random among
@@ -52,7 +53,7 @@ import numpy as np
 
 from .native import hooks
 
-DEFAULT_QUANTUM = 100_000  # instructions a turn, while several cores are ready
+DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
 PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
 STRATEGIES = ("round robin", "random", "pct", "replay")
 RECORD_ROWS = 1 << 12  # turns the native side records before it asks for more room
@@ -131,7 +132,7 @@ class Schedule:
         group.strategy = {"round robin": hooks.PLAN_ROUND_ROBIN, "random": hooks.PLAN_RANDOM,
                           "replay": hooks.PLAN_REPLAY}[plan.strategy]
         group.quantum, group.last, group.count, group.running = plan.quantum, -1, len(self.keys), -1
-        if plan.strategy == "random":  # (the name as before groups: seeds replay as they did)
+        if plan.strategy == "random":  # (the name as before groups)
             _, state, _ = random.Random(f"komorebi-sim schedule {plan.seed} cluster {first}").getstate()
             group.mt[:] = state[:hooks.MT_N]
             group.mt_index = state[hooks.MT_N]

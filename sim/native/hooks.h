@@ -285,6 +285,7 @@ typedef struct {
 } Core;
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
+void profile_enter(Core *core, uint64_t address);
 void profile_pc(Core *core, uint64_t pc);
 void profile_cache(Core *core, void *uc, int kind);
 int profile_is_function(const Core *core, uint64_t address);

@@ -363,6 +363,8 @@ enum {
     OP_MULW, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW,
     /* F and D memory */
     OP_FLW, OP_FLD, OP_FSW, OP_FSD,
+    /* A: the AMOs (lr and sc are the engine's: their reservation is its state) */
+    OP_AMO_W, OP_AMO_D,
     OP_OWN, /* the ones below: the engine lacks them */
     /* Zba */
     OP_SH1ADD, OP_SH2ADD, OP_SH3ADD, OP_ADD_UW, OP_SH1ADD_UW, OP_SH2ADD_UW, OP_SH3ADD_UW, OP_SLLI_UW,
@@ -530,6 +532,12 @@ static int decode_op(uint32_t insn) {
     case 0x07: return f3 == 1 ? OP_FLH : f3 == 2 ? OP_FLW : f3 == 3 ? OP_FLD : (f3 == 0 || f3 >= 5) ? OP_VLOAD : 0;
     case 0x27: return f3 == 1 ? OP_FSH : f3 == 2 ? OP_FSW : f3 == 3 ? OP_FSD : (f3 == 0 || f3 >= 5) ? OP_VSTORE : 0;
     case 0x57: return OP_VECTOR;
+    case 0x2F: { /* funct5: add 0, swap 1, (lr 2, sc 3), xor 4, or 8, and 12, min 16, max 20, minu 24, maxu 28 */
+        uint32_t f5 = insn >> 27;
+        if (f5 == 2 || f5 == 3 || (f5 > 1 && (f5 & 3)))
+            return 0;
+        return f3 == 2 ? OP_AMO_W : f3 == 3 ? OP_AMO_D : 0;
+    }
     case 0x73: return (f3 & 3) && is_vector_csr(insn >> 20) ? OP_VCSR : 0;
     case 0x13:
         switch (f3) {
@@ -722,6 +730,54 @@ static uint64_t w(uint64_t v) { return (uint64_t)(int64_t)(int32_t)(uint32_t)v; 
 static int64_t divide(int64_t a, int64_t b) { return b == 0 ? -1 : (a == INT64_MIN && b == -1) ? a : a / b; }
 static int64_t remainder_of(int64_t a, int64_t b) { return b == 0 ? a : (a == INT64_MIN && b == -1) ? 0 : a % b; }
 
+/* An AMO of SIZE (4 or 8) bytes, FUNCT5 (decode_op) at ADDRESS with B: *OLD is the memory's
+ * value before (sign-extended for a word). NOT_HERE unless the address is aligned and its
+ * page plain memory the core may write (the engine then runs it: a misaligned AMO's fault,
+ * a watched page's accesses, a refusal); the read-modify-write is one host atomic (clusters
+ * 2 and 3 may run at once on D7: docs/simulator.md). */
+static __attribute__((noinline)) int amo(Hart *h, uint64_t address, int size, unsigned funct5, uint64_t b,
+                                         uint64_t *old) {
+    if (address & (uint64_t)(size - 1))
+        return NOT_HERE;
+    uint8_t *p = host_of(h, address, 1);
+    if (!p || p == WATCHED)
+        return NOT_HERE;
+    if (size == 4) {
+        uint32_t *m = (uint32_t *)p, x = (uint32_t)b, seen = __atomic_load_n(m, __ATOMIC_RELAXED), want;
+        do {
+            switch (funct5) {
+            case 0: want = seen + x; break;
+            case 1: want = x; break;
+            case 4: want = seen ^ x; break;
+            case 8: want = seen | x; break;
+            case 12: want = seen & x; break;
+            case 16: want = (int32_t)seen < (int32_t)x ? seen : x; break;
+            case 20: want = (int32_t)seen > (int32_t)x ? seen : x; break;
+            case 24: want = seen < x ? seen : x; break;
+            default: want = seen > x ? seen : x; break;
+            }
+        } while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        *old = w(seen);
+    } else {
+        uint64_t *m = (uint64_t *)p, seen = __atomic_load_n(m, __ATOMIC_RELAXED), want;
+        do {
+            switch (funct5) {
+            case 0: want = seen + b; break;
+            case 1: want = b; break;
+            case 4: want = seen ^ b; break;
+            case 8: want = seen | b; break;
+            case 12: want = seen & b; break;
+            case 16: want = (int64_t)seen < (int64_t)b ? seen : b; break;
+            case 20: want = (int64_t)seen > (int64_t)b ? seen : b; break;
+            case 24: want = seen < b ? seen : b; break;
+            default: want = seen > b ? seen : b; break;
+            }
+        } while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        *old = seen;
+    }
+    return RAN;
+}
+
 /* Run D at h->pc: RAN (and *NEXT is the pc after it), NOT_HERE (the engine runs it, or
  * it is illegal), or REFUSED (the memory refused an access: core->refused says which). */
 static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
@@ -755,6 +811,13 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
     case OP_SH: if (!store(h, RS1 + d->imm, 2, RS2)) return REFUSED; break;
     case OP_SW: if (!store(h, RS1 + d->imm, 4, RS2)) return REFUSED; break;
     case OP_SD: if (!store(h, RS1 + d->imm, 8, RS2)) return REFUSED; break;
+    case OP_AMO_W: case OP_AMO_D:
+        a = RS1;
+        b = RS2;
+        if (amo(h, a, d->op == OP_AMO_W ? 4 : 8, d->rs3, b, &v) != RAN)
+            return NOT_HERE;
+        RD(v);
+        break;
     case OP_ADDI: RD(RS1 + (uint64_t)d->imm); break;
     case OP_SLTI: RD((int64_t)RS1 < d->imm); break;
     case OP_SLTIU: RD(RS1 < (uint64_t)d->imm); break;
@@ -1004,6 +1067,10 @@ uint64_t isa_finish_turn(void *uc, Core *core) {
         return turn->remaining;
     uint64_t pc = 0;
     core->engine.reg_read(uc, UC_REG_PC, &pc);
+    if (core->profile.on) { /* (the block hook had not entered the block: a call into it is followed here, */
+        profile_enter(core, pc); /* once: what runs on from here, here or in the engine, is inside it) */
+        core->profile.last_kind = 0;
+    }
     Hart h;
     start_hart(&h, uc, core, pc);
     uint64_t next = interpret(&h, 1);

@@ -146,7 +146,9 @@ static void follow(Profile *p, uint64_t address) {
     }
 }
 
-void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) {
+/* The core goes on at ADDRESS after the last block (or instruction) the profile saw: the
+ * call stack follows (the root, for the core's first). */
+void profile_enter(Core *core, uint64_t address) {
     Profile *p = &core->profile;
     if (p->nodes == 0) { /* the root: the core's first block */
         p->nodes = 1;
@@ -156,6 +158,11 @@ void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) 
     } else {
         follow(p, address);
     }
+}
+
+void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) {
+    Profile *p = &core->profile;
+    profile_enter(core, address);
     uint64_t key = address ^ ((uint64_t)size << 48), mask = (uint64_t)p->block_capacity - 1;
     uint64_t slot = mix(key) & mask;
     for (int64_t probes = 0;; slot = (slot + 1) & mask, probes++) {

@@ -4,12 +4,10 @@
  * are its own.
  *
  * The choice is the plan's (hooks.h, PLAN_*): a replay's next turn first (a turn of a core
- * not ready is passed over); then a core alone runs with no limit; then a random core for
- * 1 to 2 x QUANTUM instructions, drawn as CPython's random.Random draws them
- * (random.choice, then random.randint: _randbelow over the Mersenne Twister, whose state
- * Python seeded), so that a schedule seed gives the interleaving it gave when Python
- * drew it; else the next ready core after the last one, for QUANTUM. Every choice is
- * recorded.
+ * not ready is passed over); then a core alone runs with no limit; then a random core,
+ * drawn as CPython's random.choice draws (_randbelow over the Mersenne Twister, whose
+ * state Python seeded), for a log-uniform length (turn_length); else the next ready core
+ * after the last one, for QUANTUM. Every choice is recorded.
  *
  * A turn in the loop: the core's engine runs from its pc with the turn's budget (turns.c
  * stops it before the block that would overrun the turn), and the interpreter runs the
@@ -60,6 +58,17 @@ static uint64_t below(Group *g, uint64_t n) {
     return r;
 }
 
+/* A random turn's length, 1 to 2 x QUANTUM - 1 instructions, log-uniform: as many turns
+ * of 1 to 10 instructions as of 10 to 100, and so on, so that a seed's turns split a
+ * read-modify-write of a few instructions as often as they run long (docs/simulator.md,
+ * "The default turns"). U is CPython's random() of the next two draws. */
+static uint64_t turn_length(Group *g) {
+    uint64_t a = mt_next(g) >> 5, b = mt_next(g) >> 6;
+    double u = ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+    uint64_t n = (uint64_t)__builtin_exp(u * __builtin_log((double)(2 * g->quantum)));
+    return n < 1 ? 1 : n >= 2 * g->quantum ? 2 * g->quantum - 1 : n;
+}
+
 static int64_t chosen(Group *g, int64_t core, uint64_t count, uint64_t *out) {
     if (g->record_length < g->record_capacity) {
         g->record[2 * g->record_length] = core;
@@ -88,7 +97,7 @@ int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
         for (uint64_t i = 0; i < pick; i++)
             left &= left - 1;
         int64_t core = __builtin_ctzll(left);
-        return chosen(g, core, 1 + below(g, 2 * g->quantum), count);
+        return chosen(g, core, turn_length(g), count);
     }
     uint64_t later = g->last + 1 < 64 ? ready & (~0ull << (g->last + 1)) : 0;
     return chosen(g, __builtin_ctzll(later ? later : ready), g->quantum, count);
@@ -141,9 +150,12 @@ static int64_t run_turns(Group *g) {
          * starts, which costs a search of that page's) */
         int error = core->engine.emu_start(uc, g->pcs[i], 0, 0, 0);
         core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
+        /* (the turn ends in the loop: the block hook stopped before the block that would
+         * overrun it (partial), or the interpreter, run from a trap in the engine (an
+         * instruction the engine lacks: the vector unit), ran it to its last instruction) */
         int clean = !error && core->isa.python_calls == python && !core->refused.access && !core->tlb.grow &&
                     !core->device.retranslate && !core->device.fault_size && !core->device.low_at &&
-                    turn->partial && !turn->breakpoint_hit;
+                    (turn->partial || (count && !turn->remaining)) && !turn->breakpoint_hit;
         if (clean && turn->remaining) {
             turn->partial = 0;
             clean = isa_finish_turn(uc, core) == 0 && core->isa.python_calls == python && !core->refused.access &&

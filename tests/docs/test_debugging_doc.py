@@ -110,7 +110,8 @@ def test_the_story(here):
     steps = json.loads(listed.stdout.strip().splitlines()[-1])
     assert len(steps) == 25 and "25 steps" in PAGE
     assert [s[1:3] for s in steps[:4]] == [["the start: kmx_barrier()", None]] * 4
-    assert steps[5][:3] == [0, "kmx_flush(1)", 21] and steps[5][3] == 2
+    assert steps[5][:3] == [1, "kmx_invalidate(0)", 17] and steps[5][3] == 2
+    assert steps[8][:3] == [0, "kmx_flush(1)", 21] and steps[8][3] == 1
     assert steps[23][:3] == [-1, "finding: unflushed-write", 19]
     assert steps[24][1] == "the thread ended: the library's hand-back"
     assert [s[0] for s in steps if s[1] == "kmx_flush(1)"] == [0, 1, 2]

@@ -124,8 +124,9 @@ int kmx_main(int core) {
 def test_a_store_by_one_core_is_seen_by_the_next_load_of_another(tmp_path, kernels, seed):
     source = tmp_path / "spin.c"
     source.write_text(STORE_THEN_SPIN)
-    with pytest.warns(km.CoherenceWarning, match="still dirty"):  # (handed back, never flushed)
+    with pytest.warns(km.CoherenceWarning) as warned:  # (handed back, never flushed; read before any invalidate)
         result, run = run_thread(kernels, source, cores=2, regions={"cell": 64}, schedule_seed=seed, quantum=50)
+    assert any("still dirty" in str(w.message) for w in warned)
     assert result.words[0] == 1234
     cell = run.thread.read("cell").view(np.uint32)
     assert list(cell[:3]) == [1, 1234, 5]  # handed back at the end, the amo included
@@ -205,6 +206,35 @@ def test_session_checks_the_schedule_knobs():
         km.Session(quantum=1.5)
     with pytest.raises(ValueError, match="quantum must be 1 to"):
         km.Session(quantum=0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda q: km.Session(quantum=q),
+    lambda q: km.Schedule.random(1, quantum=q),
+    lambda q: km.Schedule(turns=((1, 0, 5),), quantum=q),
+    lambda q: km.explore(lambda: None, lambda run: True, quantum=q),
+], ids=["session", "random-schedule", "replay-schedule", "explore"])
+@pytest.mark.parametrize("quantum, said", [
+    (0, "quantum must be 1 to 2**31 instructions, not 0"),
+    (-5, "quantum must be 1 to 2**31 instructions, not -5"),
+    (2**31 + 1, "quantum must be 1 to 2**31 instructions, not 2147483649"),
+    (2.5, "quantum must be an int (instructions a turn), not float"),
+    ("100", "quantum must be an int (instructions a turn), not str"),
+    (True, "quantum must be an int (instructions a turn), not bool"),
+])
+def test_a_bad_turn_length_is_a_value_error_that_names_quantum(make, quantum, said):
+    with pytest.raises(ValueError) as raised:
+        make(quantum)
+    assert str(raised.value) == said
+
+
+def test_a_replays_turns_are_ints():
+    for turn in ((1, 0, 2.5), (1, 0, "7"), (1, 0, True), (1, 0), (1.0, 0, 5)):
+        with pytest.raises(ValueError, match=r"turns must be \(cluster, core, instructions\) triples of ints, not"):
+            km.Schedule(turns=(turn,))
+    with pytest.raises(ValueError, match="a turn is"):
+        km.Schedule(turns=((1, 0, -1),))
+    assert km.Schedule(turns=np.array([[1, 0, 5], [1, 1, 0]])).turns == ((1, 0, 5), (1, 1, 0))
     with pytest.raises(TypeError, match="schedule_seed must be an int or None"):
         km.Session(schedule_seed="7")
 

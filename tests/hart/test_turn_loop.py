@@ -1,10 +1,12 @@
 """The turns in C (sim/native/sched.c): the plans' choices are the ones Python made before
-(a schedule seed draws as random.Random drew), and a run stopped while the turn loop runs
+(a schedule seed draws its cores as random.Random's choice, and its lengths log-uniformly from
+random.Random's random()), and a run stopped while the turn loop runs
 its cores stops."""
 
 from __future__ import annotations
 
 import ctypes
+import math
 import random
 
 import komorebi as km
@@ -24,12 +26,17 @@ def _choices(plan: Plan, readies: list[list[int]], cores: int) -> list[tuple[int
     return out
 
 
+def _length(u: float, quantum: int) -> int:
+    """A turn's length, log-uniform from 1 to 2 x QUANTUM - 1, of random()'s U."""
+    return min(max(int(math.exp(u * math.log(2 * quantum))), 1), 2 * quantum - 1)
+
+
 def test_a_seeds_random_turns_are_those_random_random_draws():
     draw = random.Random(5)
     readies = [sorted(draw.sample(range(4), draw.randint(2, 4))) for _ in range(500)]
     for seed, quantum in ((1, 500), (7, 100_000), (123456789, 3)):
         expected = random.Random(f"komorebi-sim schedule {seed} cluster 1")
-        wanted = [(expected.choice(ready), expected.randint(1, 2 * quantum)) for ready in readies]
+        wanted = [(expected.choice(ready), _length(expected.random(), quantum)) for ready in readies]
         assert _choices(Plan("random", quantum, seed), readies, 4) == wanted
 
 

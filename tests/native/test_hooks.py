@@ -285,12 +285,14 @@ def test_a_turn_in_vector_code_runs_exactly_its_count(vector_image, turns):
         oracle_card.stop()
 
 
-@pytest.mark.parametrize("atomic", [0, 1])
-def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monkeypatch, atomic):
+@pytest.mark.parametrize("source, words", [("racy.c", [800, 0]), ("racy.c", [800, 1]), ("vracy.c", [30])],
+                         ids=["plain", "lr-sc", "vector"])
+def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monkeypatch, source, words):
     """The turn loop in C (sched.c), and turns that end inside a block finishing in the
-    interpreter (isa.c, isa_finish_turn) as far as it can: the results, every core's
-    cycles and the turns are those of the same runs with every turn from Python, and then
-    with every turn's rest run by the engine; most turns did finish in C."""
+    interpreter (isa.c, isa_finish_turn) as far as it can, or inside the interpreter's
+    run of the vector unit: the results, every core's cycles and the turns are those of
+    the same runs with every turn from Python, and then with every turn's rest run by the
+    engine; most turns did finish in C."""
     from komorebi.sim import schedule
     from komorebi.sim.hart import core as cores
     from tests.threads import THREADS
@@ -299,7 +301,7 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
         out, finished = [], 0
         for seed in (None, 1, 2):
             program = km.Program("racy", kernels=kernels)
-            program.thread(cluster=1, sources=[THREADS / "racy.c"], words=[800, atomic], cores=4)
+            program.thread(cluster=1, sources=[THREADS / source], words=words, cores=4)
             with km.Session(quantum=37, schedule_seed=seed) as session:
                 run = session.load(program)
                 results = []
@@ -310,10 +312,49 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
             out.append(([r.words.tolist() for r in results], run.schedule.turns))
         return out, finished
 
+    needless = []  # turns the loop handed to Python though they made no call of Python's
+    loop_run = schedule.TurnLoop.run
+
+    def counting_run(self, ready):
+        calls = [core.native.isa.python_calls for core in self.cores]
+        handed = loop_run(self, ready)
+        if handed is not None:
+            needless.append(handed[0].native.isa.python_calls == calls[self.cores.index(handed[0])])
+        return handed
+
+    monkeypatch.setattr(schedule.TurnLoop, "run", counting_run)
     in_c, finished = runs()
+    turns = sum(len(turns) for _, turns in in_c)
+    if source != "racy.c" or words[1] == 0:  # (lr and sc are the engine's alone: a turn's rest with one is Python's)
+        assert sum(needless) < turns / 50, (sum(needless), turns)
     monkeypatch.setattr(schedule, "TURN_LOOP_IN_C", False)
     from_python, _ = runs()
     monkeypatch.setattr(cores, "FINISH_TURNS_IN_C", False)
     in_engine, none = runs()
     assert in_c == from_python == in_engine
     assert none == 0 and finished > 100
+
+
+def test_the_interpreters_amos_are_the_engines(kernels):
+    """Every AMO (.w and .d) run by the interpreter (turns of 1 to 3 instructions on four
+    cores, which it runs before the engine) leaves and returns what the engine's own do (a
+    lone core, and the default turns): each core's checksum of them is the same."""
+    from tests.threads import THREADS
+
+    def checksums(cores, **session):
+        program = km.Program("amos", kernels=kernels)
+        program.thread(cluster=1, sources=[THREADS / "amos.c"], words=[300], cores=cores)
+        with km.Session(**session) as s:
+            run = s.load(program)
+            result = run.thread_result(timeout=60)
+            interpreted = sum(c.native.isa.interpreted for c in machine_cluster(run, 1).cores)
+            run.stop()
+        words = [int(w) for w in result.words]
+        return [words[2 * c] | words[2 * c + 1] << 32 for c in range(cores)], interpreted
+
+    engine = [checksums(1)[0][0]]
+    fine, interpreted = checksums(4, quantum=1)
+    assert fine[0] == engine[0] and len(set(fine)) == 4  # (the cores' values differ)
+    assert checksums(4, quantum=3, schedule_seed=2)[0] == checksums(4)[0] == fine
+    assert interpreted > 4 * 300 * 19, "the interpreter did not run the AMOs: the test tests nothing"
+
