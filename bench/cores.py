@@ -12,15 +12,16 @@ each core's kmx_cycles (one cycle an instruction, exact). The timed runs use the
 built without kmx_cycles, which runs without the counting hook. A timed run is measured
 from session.load (build cache warm: a cache hit) to the last thread's final result, so
 it includes placing the regions; best of --repeat. The default schedule: the session's
-default turns while several cores are ready, deterministic. Setups of several cores are
-timed again with turns of each --fine length (100, 1,000 and 1 instructions): the speed
+default turns (--quantum: 2,000, and 100,000 before issue 29) while several cores are
+ready, deterministic. Setups of several cores are timed again with turns of each --fine
+length (100, 1,000 and 1 instructions), interleaved with the default's runs: the speed
 ratio is the default's time over the short turns' (1: a turn switch costs nothing), and
 the MIPS the short turns' aggregate rate.
 
 The last line printed is one JSON object: for each setup and kernel, the aggregate MIPS
 and its ratio to one core.
 
-    python bench/cores.py [--iterations 2000000] [--mib 2] [--repeat 3] [--fine 100,1000,1]
+    python bench/cores.py [--iterations 2000000] [--mib 2] [--repeat 3] [--fine 100,1000,1] [--quantum 2000]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
+from komorebi._limits import DEFAULT_QUANTUM  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "cores"
 SETUPS = {"1 cluster x 1 core": ([1], 1), "1 cluster x 2 cores": ([1], 2),
@@ -55,7 +57,7 @@ def program(source: str, clusters: list[int], cores: int, kernel: int, iteration
     return p
 
 
-def run(p: km.Program, clusters: list[int], quantum: int = km._session.DEFAULT_QUANTUM) -> tuple[float, list]:
+def run(p: km.Program, clusters: list[int], quantum: int = DEFAULT_QUANTUM) -> tuple[float, list]:
     with km.Session(quantum=quantum) as session:
         start = time.perf_counter()
         r = session.load(p)
@@ -75,6 +77,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--fine", default="100,1000,1",
                         help="the short turns timed beside the default, instructions a turn (comma-separated)")
+    parser.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM,
+                        help="the default column's turns (Session's default quantum; 100000 was the default before issue 29)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: --iterations 20000, --mib 1, --repeat 1, --fine 100 (the tests' form)")
     args = parser.parse_args()
     if args.quick:
@@ -95,7 +99,12 @@ def main() -> None:
             instructions = sum(int(w) for result in counted for w in result.words[2 : 2 + cores])
             timed = program("timed.c", clusters, cores, kernel, args.iterations, args.mib, kernels)
             run(timed, clusters)  # warm the build cache
-            best = min(run(timed, clusters)[0] for _ in range(args.repeat))
+            # The default turns and each short length, interleaved, best of --repeat each
+            # (a noisy machine slows them alike).
+            lengths = [args.quantum] + (fines if cores > 1 else [])
+            times = {q: min(each) for q, each in zip(lengths, zip(*(
+                [run(timed, clusters, q)[0] for q in lengths] for _ in range(args.repeat))))}
+            best = times[args.quantum]
             mips = instructions / best / 1e6
             one = figures.get("1 cluster x 1 core", {}).get(kernel_name, {}).get("mips", mips)
             figures.setdefault(setup, {})[kernel_name] = {
@@ -107,7 +116,7 @@ def main() -> None:
                 if cores == 1:
                     shown += f" {'-':>11} {'-':>6} {'-':>7}"
                     continue
-                fine_best = min(run(timed, clusters, q)[0] for _ in range(args.repeat))
+                fine_best = times[q]
                 figures[setup][kernel_name][f"q{q}"] = {"ms": round(fine_best * 1e3, 1),
                                                          "speed_ratio": round(best / fine_best, 3),
                                                          "mips": round(instructions / fine_best / 1e6, 1)}

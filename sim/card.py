@@ -40,7 +40,8 @@ from .image.elf import ThreadImage
 from .kmx.outbox import Handed, Outbox
 from . import schedule as scheduling
 from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, key
-from .debug.stub import DebuggerGone, DebugOptions, GdbStub
+from .debug.control import Attached
+from .debug.stub import DebugOptions, GdbStub
 from . import timeline
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
@@ -135,7 +136,8 @@ class Card:
         )
         self.clusters[cluster] = placed
         if debugged:
-            self.stub = placed.debugger = GdbStub(placed, self.debug, self._stopping)
+            self.stub = GdbStub(placed, self.debug, self._stopping)
+            placed.debugger = Attached(placed, self.stub)
         return placed
 
     def wait_for_debugger(self) -> None:
@@ -177,8 +179,8 @@ class Card:
         on its own."""
         groups: list[list[Cluster]] = []
         for _, cluster in sorted(self.clusters.items()):
-            together = self.plan.groups_clusters and cluster.debugger is None
-            home = next((g for g in groups if together and g[0].debugger is None and g[0].bank is cluster.bank), None)
+            together = self.plan.groups_clusters and not cluster.debugger.alone
+            home = next((g for g in groups if together and not g[0].debugger.alone and g[0].bank is cluster.bank), None)
             if home is None:
                 groups.append([cluster])
             else:
@@ -193,8 +195,7 @@ class Card:
                 self._failed(cluster, error)
         finally:
             for cluster in group:
-                if cluster.debugger is not None:
-                    cluster.debugger.finished()
+                cluster.debugger.finished()
                 self._retire(cluster)
 
     def schedule_record(self) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
@@ -228,18 +229,17 @@ class Card:
         limit (`start`), so that none stalls in kmx_submit while Python waits for the
         other: when Python takes a result cannot move the interleaving."""
         schedule = clusters[0].schedule
-        stub = clusters[0].debugger  # (the debugged cluster is alone in its group)
         by_number = {cluster.number: cluster for cluster in clusters}
         live = list(clusters)
         # The turn loop in C (sim/native/sched.c) runs the turns that need no Python; the
         # trace's turns and gdb's are Python's, and so are pct's choices.
-        native = (schedule.native is not None and stub is None and all(c.timeline is None for c in clusters)
-                  and scheduling.TURN_LOOP_IN_C)
+        native = (schedule.native is not None and scheduling.TURN_LOOP_IN_C
+                  and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores]) if native else None
         while live and not self._stopping.is_set():
             ready = [core for cluster in live for core in cluster.runnable()]
             if not ready:  # paused until Python takes a submission
-                if stub is not None and not self._debugger_idle(live[0], stub):
+                if not live[0].debugger.idle():  # (a debugged cluster is alone in its group)
                     break
                 with self._wake:
                     self._wake.wait(BLOCKED_POLL)
@@ -259,38 +259,29 @@ class Card:
                 core, count = schedule.next_turn(ready)
                 before, error = core.cycles, None
             cluster = by_number[core.context.cluster]
-            if not self._turn(cluster, stub, core, count, error):
+            if not self._turn(cluster, core, count, error):
                 break
             schedule.ran(core, count, core.cycles - before)
             self._after_turn(cluster)
             live = [c for c in live if not c.ended]
 
-    def _turn(self, cluster: Cluster, stub: GdbStub | None, core, count: int, error: int | None = None) -> bool:
+    @staticmethod
+    def _turn(cluster: Cluster, core, count: int, error: int | None = None) -> bool:
         """Run CORE's turn of COUNT instructions (ERROR not None: finish the turn the turn
-        loop began, whose engine ended with it); whether its host thread goes on."""
+        loop began, whose engine ended with it), through the cluster's control (gdb's,
+        or none: sim.debug.control); whether its host thread goes on."""
         cluster.running = core
-        if cluster.timeline is not None:
-            cluster.timeline.turn_starts(core)
+        cluster.observers.turn_starts(core)
         try:
-            if stub is not None:
-                stub.run_turn(core, count)
-            elif error is not None:
-                core.finish_turn(core.pc, error)
-            else:
-                core.run(count)
+            return cluster.debugger.run_turn(core, count, error)
         except CoreFault as fault:
-            if stub is None or not self._debugger_fault(cluster, stub, core, fault):
+            if not cluster.debugger.faulted(core, fault):
                 cluster.fail(fault)
-        except DebuggerGone:
-            if stub.killed:
-                cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
-            return False
         except Exception as error:  # a bug of ours in a hook: fail this thread only
             cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
         finally:
             cluster.running = None
-            if cluster.timeline is not None:
-                cluster.timeline.turn_ends(core)
+            cluster.observers.turn_ends(core)
         return True
 
     def _after_turn(self, cluster: Cluster) -> None:
@@ -301,26 +292,6 @@ class Card:
             cluster.finish()
         elif not self._stopping.is_set() and (fault := cluster.deadlock()) is not None:
             cluster.fail(fault)
-
-    @staticmethod
-    def _debugger_fault(cluster: Cluster, stub: GdbStub, core, fault: CoreFault) -> bool:
-        """CORE faulted while gdb debugs the thread: gdb sees it first. Whether the thread
-        goes on (gdb continued past an ebreak)."""
-        try:
-            return stub.faulted(core, fault)
-        except DebuggerGone:
-            return False
-
-    def _debugger_idle(self, cluster: Cluster, stub: GdbStub) -> bool:
-        """No core can run: a Ctrl-C from gdb stops them there. Whether the run goes on."""
-        try:
-            stub.idle()
-        except DebuggerGone:
-            if stub.killed:
-                core = next((c for c in cluster.cores if c.state != "exited"), cluster.cores[0])
-                cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
-            return False
-        return True
 
     def _retire(self, cluster: Cluster) -> None:
         """Nothing will run on CLUSTER again: hand back what is still cached (prints what

@@ -29,7 +29,6 @@ from .kmx.outbox import Handed, Outbox
 from .kmx.traps import TrapTable
 from .layout import (
     GUARD_BYTES,
-    LINE,
     PAGE,
     REGION_ALIGN,
     REGION_STAGGER,
@@ -46,6 +45,8 @@ from .memory.dram import Bank, Snapshot, Storage
 from .profile import ThreadProfile
 from .story import Story
 from .timeline import Timeline
+from .observers import Observers
+from .debug.control import Unattended
 from .schedule import Plan, Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
@@ -111,7 +112,7 @@ class Cluster:
         """SCHEDULED: its turns follow a plan other than round robin (sim.schedule), which
         may give even a lone core a turn of exact length: its cores count."""
         self.number = number
-        self.debugger = None  # a gdb stub (sim.debug.stub), set by the card
+        self.debugger = Unattended()  # who controls the turns besides the schedule: gdb's, set by the card (sim.debug.control)
         self.coherence = coherence
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
         self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
@@ -205,26 +206,16 @@ class Cluster:
             self.cores.append(Core(n, context, share.base + image.entry, share.base + image.halt, block_at,
                                    (block_at, cores)))
         self.ended = False
+        # The cache's story, step by step (run.cache_story; sim/story.py)
+        self.story = Story(self)
         # The profile (km.Session(profile=True)): the cores' counts, sim/profile.py
         self.profile = ThreadProfile(self.cores, self.explainer) if profiled else None
         # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/timeline.py)
         self.timeline = Timeline(number, cores) if traced else None
-        # The cache's story, step by step (run.cache_story; sim/story.py)
-        self.story = Story(self)
-        self.checker.on_finding = self._found
-        self.checker.on_change = self._changed
-
-    def _found(self, finding) -> None:
-        """The checker found FINDING: on the timeline, and a step of the story."""
-        if self.timeline is not None:
-            self.timeline.finding(finding)
-        self.story.finding(finding)
-
-    def _changed(self, finding) -> None:
-        """The checker named FINDING's bytes once more: the timeline and the story say it too."""
-        if self.timeline is not None:
-            self.timeline.finding_changed(finding)
-        self.story.finding_changed(finding)
+        # Who hears of the thread's turns, calls, findings and end (sim/observers.py)
+        self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
+        self.checker.on_finding = self.observers.finding
+        self.checker.on_change = self.observers.finding_changed
 
     def share_bank_with(self, other: "Cluster") -> None:
         """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
@@ -253,8 +244,7 @@ class Cluster:
     def invalidate(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         lost = region.cache.invalidate()
-        if self.timeline is not None:
-            self.timeline.note(dirty_bytes_dropped=int(lost.size) * LINE)
+        self.observers.invalidated(core, region, int(lost.size))
         if lost.size:
             self.checker.dropped(region, lost, core)
         self._forget_translations()
@@ -264,10 +254,7 @@ class Cluster:
         # (the bytes before the region's start, in its first line, are not its own)
         written, stale = region.cache.flush(self.coherence == "strict", region.offset)
         self.checker.stale_flush(region, stale, core)
-        if self.profile is not None:
-            self.profile.flush(core, len(written))
-        if self.timeline is not None:
-            self.timeline.note(bytes_written_back=len(written) * LINE)
+        self.observers.flushed(core, region, len(written))
         self._forget_translations()
 
     def _forget_translations(self) -> None:
@@ -330,15 +317,12 @@ class Cluster:
         self.end()
         codes = tuple(core.code or 0 for core in self.cores)
         code = next((c for c in codes if c != 0), 0)
-        if self.timeline is not None:
-            self.timeline.ended(codes)
+        self.observers.all_returned(codes)
         self.outbox.put_last(Handed(words=self.result_words.copy(), final=True, code=code, codes=codes))
 
     def fail(self, fault: CoreFault) -> None:
-        if self.timeline is not None:
-            self.timeline.fault(fault)
         core = self.cores[fault.core] if 0 <= fault.core < len(self.cores) else None
-        self.story.step(core, "fault", fault.source, fault.cause)
+        self.observers.fault(core, fault)
         self.faulted = True
         self.end()
         self.outbox.put_last(Handed(fault=fault))
@@ -359,7 +343,7 @@ class Cluster:
             if lines.size and not self.faulted:
                 self.checker.unflushed(region, lines, rescued=rescued)
         self.hand_back()
-        self.story.step(None, "the thread ended" + (": the library's hand-back" if self.coherence == "card" else ""), None)
+        self.observers.ended()
 
     def raise_hook_error(self) -> None:
         """Raise what went wrong in Python inside an engine's hook during the last run."""
@@ -373,8 +357,7 @@ class Cluster:
         findings and each line's story stay for reading. Idempotent."""
         if self.checker is not None:
             self.checker.settle()  # (the findings' bytes, for the trace and the story)
-        if self.profile is not None and self.cores:  # (counted up before the memory goes)
-            self.profile.finish(self)
+        self.observers.released(self)  # (the profile counts up before the memory goes)
         for core in self.cores:
             core.close()
         for span in self.memory.spans:

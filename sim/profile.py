@@ -25,6 +25,7 @@ import numpy as np
 from .isa import decode, vector
 from .layout import LINE
 from .memory.address_space import MemoryAccessError
+from .observers import Observer
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -224,25 +225,26 @@ def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
     return pc
 
 
-class ThreadProfile:
+class ThreadProfile(Observer):
     """The profile of one cluster's thread: its cores' tables (sim/native/profile.c) and
-    the bytes each line's kmx_flush wrote back."""
+    the bytes each line's kmx_flush wrote back (a listener of the thread's probe points,
+    sim.observers: its flushes, and its release, when it counts up)."""
 
     def __init__(self, cores, explainer: "Explainer") -> None:
         starts = function_starts(explainer)
         self.tables = [Tables(core, starts) for core in cores]
-        self.flushed: dict[tuple, int] = defaultdict(int)  # (file, line) -> bytes written back
+        self.bytes_flushed: dict[tuple, int] = defaultdict(int)  # (file, line) -> bytes written back
         self.result: tuple[list[CoreCounts], list[CacheCount]] | None = None
 
-    def flush(self, core: "Core", lines: int) -> None:
+    def flushed(self, core: "Core", region, lines: int) -> None:
         """CORE's kmx_flush wrote LINES lines back."""
         frame = core.users_frame(core.call_pc())
         source = frame.source if frame is not None else None
-        self.flushed[(source.file, source.line) if source else (None, 0)] += lines * LINE
+        self.bytes_flushed[(source.file, source.line) if source else (None, 0)] += lines * LINE
 
-    def finish(self, cluster: "Cluster") -> None:
+    def released(self, cluster: "Cluster") -> None:
         """Count it all up (once the thread has ended, before its memory goes)."""
-        if self.result is not None:
+        if self.result is not None or not cluster.cores:
             return
         explainer = cluster.explainer
         cores = [t.counts(core.number, explainer, core.cycles) for t, core in zip(self.tables, cluster.cores)]
@@ -263,7 +265,7 @@ class ThreadProfile:
                     count.pages_first_written += times
                 else:
                     count.pages_filled += times
-        for key, size in self.flushed.items():
+        for key, size in self.bytes_flushed.items():
             at(key).bytes_flushed += size
         for finding in cluster.checker.findings:
             at((finding.file, finding.line) if finding.file else (None, 0)).findings += 1

@@ -17,10 +17,13 @@ import numpy as np
 
 from .image.dwarf import SourceLine
 from .layout import LINE
+from .observers import Observer
 
 if TYPE_CHECKING:
     from .cluster import Cluster
     from .hart.core import Core
+    from .hart.faults import CoreFault
+    from .kmx.traps import KmxCall
 
 STORY_LINES = 64 * 2**20  # lines looked at, all steps together
 STORY_STEPS = 5000
@@ -52,8 +55,8 @@ def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
     return np.stack([starts[keep], ends[keep], key[starts][keep].astype(np.int64)], axis=1)
 
 
-class Story:
-    """The steps of one cluster's thread."""
+class Story(Observer):
+    """The steps of one cluster's thread: a listener of its probe points (sim.observers)."""
 
     def __init__(self, cluster: "Cluster") -> None:
         self._cluster = cluster
@@ -97,6 +100,25 @@ class Story:
                 self._now[n] = states
         self.steps.append(step)
         return step
+
+    # -- the probe points (sim.observers) -------------------------------------------------
+
+    def call_begins(self, call: "KmxCall") -> None:
+        if call.known:  # (a system call of the C library's is no step)
+            self.calling()
+
+    def call_ends(self, call: "KmxCall") -> None:
+        if call.known:
+            name, region = call.name, call.region_id
+            self.called(call.core, name, "" if region is None else str(region),
+                        call.source() if name in STEPPING_CALLS else None)
+
+    def fault(self, core: "Core | None", fault: "CoreFault") -> None:
+        self.step(core, "fault", fault.source, fault.cause)
+
+    def ended(self) -> None:
+        card = self._cluster.coherence == "card"
+        self.step(None, "the thread ended" + (": the library's hand-back" if card else ""), None)
 
     def calling(self) -> None:
         """A kmx call begins: a finding it makes is a step after the call's own."""

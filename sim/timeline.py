@@ -22,15 +22,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .layout import LINE
+from .observers import Observer
+
 if TYPE_CHECKING:
     from .hart.core import Core
     from .hart.faults import CoreFault
+    from .kmx.traps import KmxCall
 
 WAITS = ("kmx_barrier", "kmx_submit")  # the calls a slice follows, until the core's next turn
 TRACE_EVENTS = 1_000_000  # events a cluster keeps; after them, the trace says it stopped
 
 
-class Timeline:
+class Timeline(Observer):
+    """One cluster's events: a listener of its probe points (sim.observers)."""
+
+    hears_turns = True  # (each turn is a slice)
+
     def __init__(self, cluster: int, cores: int) -> None:
         self.cluster = cluster
         self.cores = cores
@@ -88,6 +96,15 @@ class Timeline:
         if name in WAITS:  # a slice until the core's next turn
             self._waiting[core.number] = (f"{name} (waiting)", now, dict(args))
 
+    def call_begins(self, call: "KmxCall") -> None:
+        self.call(call.core, call.name, call.source(), call.details(), category=call.category)
+
+    def invalidated(self, core: "Core", region, lines_dropped: int) -> None:
+        self.note(dirty_bytes_dropped=lines_dropped * LINE)
+
+    def flushed(self, core: "Core", region, lines_written: int) -> None:
+        self.note(bytes_written_back=lines_written * LINE)
+
     def note(self, **args: Any) -> None:
         """More about the last call (its handler's: the bytes a flush wrote back)."""
         if self._last is not None:
@@ -108,10 +125,10 @@ class Timeline:
         if args is not None:
             args["message"] = finding.message
 
-    def fault(self, fault: "CoreFault") -> None:
+    def fault(self, core: "Core | None", fault: "CoreFault") -> None:
         self._add("fault", "fault", "i", self.now(), fault.core, None, {"cause": fault.cause, "where": str(fault)})
 
-    def ended(self, codes) -> None:
+    def all_returned(self, codes) -> None:
         self._add("the thread ended", "end", "i", self.now(), 0, None, {"codes": list(codes)})
 
     def chrome_events(self):

@@ -250,18 +250,16 @@ class GdbStub:
                 time.sleep(POLL / 2)
                 self.cluster.runnable()  # (a core whose call completed is ready again)
                 continue
-            timeline = self.cluster.timeline  # (the core runs a turn of its own on the timeline)
-            if timeline is not None:
-                timeline.turn_ends(waiting)
-                timeline.turn_starts(ready[0])
+            observers = self.cluster.observers  # (the core runs a turn of its own: on the timeline too)
+            observers.turn_ends(waiting)
+            observers.turn_starts(ready[0])
             self.cluster.running = ready[0]
             try:
                 self._advance(ready[0], 0)
             finally:
                 self.cluster.running = waiting
-                if timeline is not None:
-                    timeline.turn_ends(ready[0])
-                    timeline.turn_starts(waiting)
+                observers.turn_ends(ready[0])
+                observers.turn_starts(waiting)
 
     def _run_one(self, core: "Core", watches: bool = True) -> None:
         """Run one instruction of CORE with the breakpoints off (a step, or the step past

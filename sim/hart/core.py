@@ -21,43 +21,22 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..cache import registers
-from ..isa import decode, stand_in, target, vector
-from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
+from ..isa import decode, stand_in
+from ..layout import PAGE
 from ..memory import host
 from ..memory.address_space import MemoryAccessError
 from ..native import hooks
 from . import engine as engines
 from .engine import ECALL, Engine, EngineError
+from .diagnosis import ILLEGAL, REFUSED, Diagnosis
 from .faults import CoreFault
+from .mapping import Mapping
 
 if TYPE_CHECKING:
     from ..explain import Explainer
     from ..image.elf import ThreadImage
     from ..memory.address_space import AddressSpace
 
-EXCEPTIONS = {
-    0: "a jump to a misaligned address",
-    1: "an instruction fetch from memory the thread may not run",
-    2: "an illegal instruction",
-    3: "a breakpoint (ebreak)",
-    4: "a misaligned load",
-    5: "a load the memory refused",
-    6: "a misaligned store",
-    7: "a store the memory refused",
-    12: "an instruction fetch from an unmapped address",
-    13: "a load from an unmapped address",
-    15: "a store to an unmapped address",
-}
-ILLEGAL = 2
-MISALIGNED = (4, 6)
-REFUSED = (5, 7)  # a load or a store the memory refused (an flh or fsh, from isa.c)
-ILLEGAL_HELP = (
-    f"The simulated X280 runs {target.RUNS} (its vector unit with VLEN {target.VLEN}) and the "
-    "cycle, instret and time counters."
-)
-TRAPS = ("instruction 0x0000", "instruction 0xc0001073")  # (c.)unimp: __builtin_trap()
-EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
 
 # Unicorn 2.1 has moved pc 4 bytes past the instruction that trapped when it reports an
 # exception, whatever the instruction's length (unicorn issue 1990; pull request 2384
@@ -79,8 +58,6 @@ class Conventions:
 @functools.lru_cache(maxsize=None)
 def conventions() -> Conventions:
     """The engine's pc conventions, probed on one engine: one instruction it lacks, one ecall."""
-    from ..memory import host
-
     code = host.anonymous(PAGE)
     code.array[:8] = np.frombuffer(struct.pack("<II", SH1ADD_T0_T1_T2, ECALL_INSN), np.uint8)
     engine = Engine()
@@ -178,10 +155,10 @@ class Core:
         self._peeked = threading.Event()
         self._peek: tuple[int, int] | None = None
         self._explain = context.explainer
+        self.diagnosis = Diagnosis(self)  # the words of its faults
         self._conventions = conventions()
         self._pending: BaseException | None = None  # raised in a hook, for run to raise
         self.engine: Engine | None = Engine()
-        self._watches: list[hooks.Watch] = []  # kept alive for as long as the engine runs
         # The TLB-fill hook, the cycle counter and the instructions the engine lacks are
         # C (sim/native/): they run on the fast path. Their state: this core's span table,
         # counters and the interpreter's memory.
@@ -202,28 +179,9 @@ class Core:
         if stubs.end > stubs.start:
             self.native.turn.uncounted_start = context.image_base + stubs.start
             self.native.turn.uncounted_end = context.image_base + stubs.end
-        for span in context.memory.spans:
-            self._map_span(span)
-        self._span_table()
-        # The stubs' scratch page (sim.isa.rewrite): the core's own, at the address space's end.
-        self._scratch_page = host.anonymous(PAGE)
-        self.engine.map(STUB_SCRATCH_PHYSICAL, PAGE, self._scratch_page.address)
-        self.native.table.scratch_virtual, self.native.table.scratch_physical = STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
-        self.native.table.scratch_host = hooks.host_pointer(self._scratch_page.address)
-        assert all(span.end <= STUB_SCRATCH_PHYSICAL or span.base >= STUB_SCRATCH_PHYSICAL + PAGE
-                   for span in context.memory.spans), "a span reaches the stubs' scratch page"
+        self.mapping = Mapping(self.engine, self.native, context.memory, context.counting)
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
-        for _, base, size, read, write in hooks.DEVICE_BLOCKS:  # the cache's registers (watch.c)
-            self.engine.map_device(base, size, hooks.function(read), hooks.function(write),
-                                   ctypes.addressof(self.native))
-        self.engine.hook_native("tlb_fill", hooks.function("tlb_fill"), ctypes.addressof(self.native))
-        # The block hook counts cycles and ends turns of exact length (several cores);
-        # added before the first run, as later hooks may not fire.
-        if context.counting:
-            self.engine.hook_native("block", hooks.function("count_block"), ctypes.addressof(self.native))
-            self.native.turn.counting = 1
-        self.engine.hook_native("interrupt", hooks.function("isa_trap"), ctypes.addressof(self.native))
         self.engine.write("sp", stack_top)
         for register, value in zip(("a0", "a1", "a2"), (number, *arguments)):
             self.engine.write(register, value)
@@ -239,35 +197,7 @@ class Core:
 
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
-        self._map_span(span)
-        self._span_table()
-
-    def _map_span(self, span) -> None:
-        """Map SPAN; a region's span also at its watch alias, as a device whose every
-        access calls sim/native/watch.c (the fill hook maps watched pages there)."""
-        self.engine.map(span.base, span.size, span.host_address)
-        if span.region is not None:  # (and at its uncached alias, a device that reaches DRAM past the cache)
-            watch = hooks.Watch(region=ctypes.pointer(span.region.state), core=ctypes.addressof(self.native))
-            self._watches.append(watch)
-            self.engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("watch_device_read"),
-                                   hooks.function("watch_device_write"), ctypes.addressof(watch))
-            self.engine.map_device(span.base - hooks.UNCACHED_OFFSET, span.size, hooks.function("uncached_device_read"),
-                                   hooks.function("uncached_device_write"), ctypes.addressof(watch))
-
-    def _span_table(self) -> None:
-        """The address space as the native hooks search it: the spans, sorted, with their kinds
-        and cache regions."""
-        spans = self.context.memory.spans
-        table = (hooks.SpanEntry * len(spans))()
-        for entry, span in zip(table, spans):
-            entry.base, entry.end = span.base, span.end
-            entry.kind = hooks.SPAN_KINDS[span.kind]
-            entry.host = hooks.host_pointer(span.host_address)
-            if span.region is not None:
-                entry.region = ctypes.pointer(span.region.state)
-        self._spans = table  # kept alive for as long as the hooks may read it
-        self.native.table.spans = table
-        self.native.table.count = len(spans)
+        self.mapping.add(span)
 
     def native_arguments(self) -> tuple[object, int] | tuple[None, None]:
         """What the native hooks' region_access takes for this core: its state and its engine
@@ -341,7 +271,7 @@ class Core:
                     error, self._pending = self._pending, None
                     raise error
                 if self._device_refused():
-                    raise self._device_fault()
+                    raise self.diagnosis.device_fault()
                 if native.turn.breakpoint_hit and self._breakpoint_stop():
                     break
                 if self.debug_stop is not None or not self._go_on():
@@ -350,7 +280,7 @@ class Core:
                 native.turn.partial = 0
                 self._run_partial_block(native.turn.remaining)
                 if self._device_refused():
-                    raise self._device_fault()
+                    raise self.diagnosis.device_fault()
             self.context.check_hooks()
         except CoreFault as fault:
             self.state = FAULTED
@@ -358,7 +288,7 @@ class Core:
             raise
         except EngineError as error:
             self.state = FAULTED
-            fault = self._fault_from(error)
+            fault = self.diagnosis.of_engine_error(error)
             self.uncount_rest(fault.pc, including=False)
             raise fault from None
         finally:
@@ -649,75 +579,13 @@ class Core:
             self.engine.stop()
             return
         if number in REFUSED and self.native.refused.access:  # flh or fsh (isa.c)
-            raise self._refused(pc)
-        cause = EXCEPTIONS.get(number, f"RISC-V exception {number}")
+            raise self.diagnosis.refused(pc)
         if number == ILLEGAL:
             what = self._stand_in(pc)
             if what is not None:
                 self._run_stand_in(what)
                 return
-            insn = self._explain.instruction_text(pc)
-            if not self._explain.in_code(pc):
-                cause = f"{cause} ({insn}) at {pc:#x}, {self._explain.describe_address(pc, fetch=True)}"
-            elif insn in TRAPS:
-                cause = f"a trap instruction ({insn}, unimp: what __builtin_trap() compiles to): the thread stopped itself on purpose"
-            else:
-                cause = self._illegal(pc, insn, cause)
-        elif number in MISALIGNED:
-            cause = self._misaligned(pc, cause)
-        raise self.fault(pc, cause)
-
-    def _illegal(self, pc: int, insn: str, cause: str) -> str:
-        """What an illegal instruction at PC is: of an extension the X280 lacks, a vector
-        instruction the vector unit refused, or none at all."""
-        try:
-            bits = self._explain.instruction(pc)
-        except MemoryAccessError:
-            return f"{cause} ({insn}). {ILLEGAL_HELP}"
-        known = decode.lacking(bits)
-        if known is None:
-            return f"{cause} ({insn}). {ILLEGAL_HELP}"
-        extension, name = known
-        if extension == "V":
-            return self._vector_refused(bits, name, insn)
-        if extension == "SiFive cache":
-            return (
-                f"an instruction of SiFive's L1 cache ({name}, {insn}): the card's X280 traps on it "
-                "too (an illegal instruction, measured on a P300: it is an M-mode instruction). "
-                "Flush a line through the L3's register CCACHE0_FLUSH64 instead (kmx_cache.h: "
-                "kmx_cache_flush_line), or a whole region with kmx_flush and kmx_invalidate"
-            )
-        return (
-            f"an instruction of {extension} ({decode.EXTENSIONS[extension]}: {name}, {insn}), which "
-            f"the X280 does not have. {ILLEGAL_HELP}"
-        )
-
-    def _vector_refused(self, bits: int, name: str, insn: str) -> str:
-        """Why the vector unit (sim/native/vector.h, which runs every vector instruction it
-        can) refused the vector instruction NAME: vtype is illegal, or the encoding is one
-        RVV 1.0 reserves, or one the simulator does not run."""
-        state = self.vector_state()
-        where = f"vl {state.vl}, vtype {vector.vtype_text(state.vtype)}"
-        frm = self.engine.read("frm") & 7
-        if vector.is_float(bits) and frm > 4 and not state.vtype & vector.VILL:
-            return (
-                f"a vector floating-point instruction ({name}, {insn}) while frm holds {frm}, a reserved "
-                f"rounding mode ({where}): an instruction that rounds by frm is illegal then. Set frm to "
-                f"0 to 4 (fesetround in C, or csrwi frm)"
-            )
-        if state.vtype & vector.VILL:
-            return (
-                f"a vector instruction ({name}, {insn}) while vtype is illegal ({where}): then every vector "
-                f"instruction is illegal but vsetvli, vsetivli and vsetvl and the whole-register loads, stores "
-                f"and moves. Set vtype with a vsetvli first"
-            )
-        return (
-            f"a vector instruction ({name}, {insn}) that the vector unit refuses ({where}): an encoding "
-            f"RVV 1.0 reserves (a register group not aligned to its LMUL, a destination overlapping a "
-            f"source where the spec forbids it, a masked instruction writing v0, an element width or "
-            f"group past what the X280 has, a vstart the instruction does not take), or one of the few "
-            f"vector instructions the simulator does not run yet"
-        )
+        raise self.fault(pc, self.diagnosis.exception(pc, number))
 
     def _stand_in(self, pc: int) -> stand_in.Trapped | None:
         """The instruction at PC, when it is one the simulator runs (sim.isa.stand_in):
@@ -742,75 +610,6 @@ class Core:
         elif what.rd:
             self.engine.write(f"x{what.rd}", stand_in.counter_value(what.counter, self.native.turn.cycles))
 
-    def _misaligned(self, pc: int, cause: str) -> str:
-        """Plain loads and stores may be misaligned (the engine, like the X280, carries
-        them out); an atomic may not."""
-        try:
-            insn = self._explain.instruction(pc)
-            address = decode.effective_address(insn, self.engine.x)
-        except MemoryAccessError:
-            return cause
-        if insn & 0x7F == 0x2F and address is not None:
-            size = 8 if (insn >> 12) & 7 == 3 else 4
-            return (
-                f"a misaligned atomic access to {address:#x}, {self._explain.describe_address(address)}: "
-                f"RV64A atomics (amo*, lr, sc) need an address that is a multiple of their size, "
-                f"{size} bytes"
-            )
-        return f"{cause} at {address:#x}" if address is not None else cause
-
-    # -- faults -----------------------------------------------------------------------------
-
-    def _refused(self, pc: int) -> CoreFault:
-        """The fault of the access at PC that the fill hook refused (native.refused)."""
-        address, access = self.native.refused.address, self.native.refused.access
-        try:  # the hook saw only the page; the instruction tells the byte (a vector one: below)
-            bits = self._explain.instruction(pc)
-            exact = None if vector.is_memory(bits) else decode.effective_address(bits, self.engine.x)
-            if exact is not None and exact & ~(PAGE - 1) == address:
-                address = exact
-        except MemoryAccessError:
-            pass
-        what = {engines.FETCH: "an instruction fetch from", engines.WRITE: "a store to"}.get(access, "a load from")
-        fetch = access == engines.FETCH
-        element = self._vector_element(pc, address)
-        if element is not None:  # (a vector load's or store's element: its own address)
-            address, detail = element
-            what = f"{detail}: {what}"
-        if fetch and pc & ~(PAGE - 1) == address:
-            address = pc  # the jump's target itself, not just its page
-        cause = f"{what} {address:#x}, {self._explain.describe_address(address, fetch)}"
-        if fetch:  # the jump's own pc is lost; ra tells where a call came from
-            return self.fault(address, cause, came_from=self.engine.read("ra"))
-        return self.fault(pc, cause)
-
-    def access_pc(self, address: int, size: int, store: bool | None, start: int | None = None) -> int:
-        """The pc of the load (STORE: store; None: either) of SIZE bytes at ADDRESS that the core is
-        doing now, from inside a device callback (sim/native/watch.c). There the engine's pc
-        (or START) is the start of the translated block, or an instruction before the
-        access in it: the block is walked from there to the instruction whose address is
-        ADDRESS; failing that (its base register since overwritten), the first access of
-        its kind."""
-        pc = start = self.engine.read("pc") if start is None else start
-        first = None
-        for _ in range(64):
-            try:
-                bits = self._explain.instruction(pc)
-            except MemoryAccessError:
-                break
-            if vector.is_memory(bits):
-                return pc
-            access = decode.memory_access(bits)
-            if access is not None and (store is None or access[0] in (store, None)):
-                exact = decode.effective_address(bits, self.engine.x)
-                if exact is not None and exact < address + max(size, 1) and address < exact + max(access[1], 1):
-                    return pc
-                first = pc if first is None else first
-            if decode.ends_block(bits):
-                break
-            pc += 2 if bits & 3 != 3 else 4
-        return start if first is None else first
-
     def _device_refused(self) -> bool:
         """Whether the run did to the cache's registers what the simulator refuses (watch.c):
         an access not modelled, a flush of no memory of the thread's, or a low half of a
@@ -822,55 +621,14 @@ class Core:
         device.low_at = 0
         return bool(device.fault_size)
 
-    def _device_fault(self) -> CoreFault:
-        """The fault of an access to the cache's registers that _device_refused found."""
-        device = self.native.device
-        address, size, store = device.fault_address, device.fault_size, bool(device.fault_write)
-        device.fault_size = 0
-        pc = self.access_pc(address, size, store, start=device.fault_pc)
-        try:  # the engine hands a device an 8-byte access as two of 4: the instruction's size
-            access = decode.memory_access(self._explain.instruction(pc))
-            size = access[1] if access is not None else size
-        except MemoryAccessError:
-            pass
-        block = registers.describe(address)
-        what = f"{'an' if size == 8 else 'a'} {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
-        flushed = registers.flush_of_no_memory(address, size, device.fault_value) if store else None
-        return self.fault(pc, f"{what}. {flushed or registers.SIMULATED}")
+    # -- faults (their words: sim.hart.diagnosis) ------------------------------------------
 
-    def _vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
-        """(the address, what it was) of the element a vector load or store at PC was
-        refused at (the unit recorded it, sim/native/vector.h), when it is one."""
-        try:
-            insn = self._explain.instruction(pc)
-        except MemoryAccessError:
-            return None
-        if not vector.is_memory(insn):
-            return None
-        state = self.vector_state()
-        start = state.refused_address
-        # (the element's first byte's page, or the next one when the element runs into it)
-        if state.refused < 0 or page not in (start & ~(PAGE - 1), (start + 7) & ~(PAGE - 1)):
-            return None
-        return max(start, page), (f"element {state.refused} of {vector.memory_name(insn)} "
-                                  f"(vl {state.vl}, vtype {vector.vtype_text(state.vtype)})")
-
-    def _fault_from(self, error: EngineError) -> CoreFault:
-        pc = self.engine.read("pc")
-        if self.native.refused.access:
-            return self._refused(pc)
-        if error.invalid_instruction:
-            insn = self._explain.instruction_text(pc)
-            if insn in EBREAKS:
-                cause = f"an ebreak ({insn}): a breakpoint, and no debugger is attached"
-            else:
-                cause = f"an instruction the engine cannot run ({insn}). {ILLEGAL_HELP}"
-        else:
-            cause = f"the engine stopped: {error}"
-        return self.fault(pc, cause)
+    def access_pc(self, address: int, size: int, store: bool | None, start: int | None = None) -> int:
+        """The pc of the access to ADDRESS the core is doing now, from inside a device
+        callback (sim.hart.diagnosis.Diagnosis.access_pc)."""
+        return self.diagnosis.access_pc(address, size, store, start)
 
     def fault(self, pc: int, cause: str, came_from: int | None = None) -> CoreFault:
         """A CoreFault at PC, with its source line and a backtrace through frame pointers
         (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
-        fp = self.engine.read("fp") if self.engine is not None else 0
-        return self._explain.fault(self.context.cluster, self.number, pc, fp, cause, came_from)
+        return self.diagnosis.fault(pc, cause, came_from)

@@ -17,7 +17,6 @@ from ..layout import RESULT_WORDS, UNCACHED_OFFSET, count_bytes
 from ..memory.address_space import MemoryAccessError
 from .linux import Linux, SystemCallFault
 from .printf import FormatError, format_print
-from ..story import STEPPING_CALLS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
     from ..explain import Explainer
     from ..hart.core import Core
     from ..memory.address_space import AddressSpace
-    from ..story import Story
-    from ..timeline import Timeline
+    from ..observers import Observers
 
 
 class Thread(Protocol):
@@ -39,8 +37,7 @@ class Thread(Protocol):
     explainer: "Explainer"
     words: list[int]
     result_words: "np.ndarray"
-    timeline: "Timeline | None"  # (km.Session(trace=PATH): each call goes on it)
-    story: "Story"  # (run.cache_story: the calls that change the cache are its steps)
+    observers: "Observers"  # (sim.observers: the story, the trace, the profile hear of each call)
 
     def core_exited(self, core: "Core", code: int) -> None: ...
     def invalidate(self, region_id: int, core: "Core") -> None: ...
@@ -74,13 +71,61 @@ class Call(IntEnum):
         return "kmx_" + self.name.lower()
 
 
-_ABOUT_A_REGION = (Call.REGION, Call.INVALIDATE, Call.FLUSH, Call.REGION_UNCACHED)
+ABOUT_A_REGION = (Call.REGION, Call.INVALIDATE, Call.FLUSH, Call.REGION_UNCACHED)
 _UNKNOWN = object()
 
 
 def _signed32(value: int) -> int:
     value &= 0xFFFF_FFFF
     return value - (1 << 32) if value >> 31 else value
+
+
+class KmxCall:
+    """A call as the thread's observers hear of it (sim.observers): CORE's ecall NUMBER
+    with ARGUMENTS (a0, a1, a2); KNOWN: a kmx call, else a system call of the C
+    library's."""
+
+    __slots__ = ("core", "number", "arguments", "known", "_traps")
+
+    def __init__(self, traps: "TrapTable", core: "Core", number: int, arguments: tuple[int, int, int],
+                 known: bool) -> None:
+        self._traps, self.core, self.number, self.arguments, self.known = traps, core, number, arguments, known
+
+    @property
+    def name(self) -> str:
+        """kmx_flush, say; a system call's Linux name."""
+        return Call(self.number).c_name if self.known else Linux.name(self.number)
+
+    @property
+    def category(self) -> str:
+        return "kmx" if self.known else "linux"
+
+    @property
+    def region_id(self) -> int | None:
+        """The region the call is about (kmx_flush's argument, say), or None."""
+        return self.arguments[0] if self.known and self.number in ABOUT_A_REGION else None
+
+    def source(self):
+        """The user's source line of the call (a SourceLine or None): a kmx call's is kept
+        by its call site; a system call's ecall is the C library's, whoever called it."""
+        return self._traps.call_source(self.core, keep=self.known)
+
+    def details(self) -> dict:
+        """What the call is about, for the trace: its region's name, a result's index
+        and count, an argument word's index, an exit's code."""
+        if not self.known:
+            return {}
+        call, a0, a2 = Call(self.number), self.arguments[0], self.arguments[2]
+        if call in ABOUT_A_REGION:
+            regions = self._traps.thread.regions
+            return {"region": regions[a0].name if a0 < len(regions) else f"ID {a0} (none)"}
+        if call == Call.RESULT:
+            return {"index": a0, "count": a2}
+        if call == Call.WORD:
+            return {"index": a0}
+        if call == Call.EXIT:
+            return {"code": _signed32(a0)}
+        return {}
 
 
 class TrapTable:
@@ -110,23 +155,20 @@ class TrapTable:
     def dispatch(self, core: "Core") -> None:
         number, a0, a1, a2 = core.call_arguments()
         handler = self._handlers.get(number)
-        if self.thread.timeline is not None:
-            self._trace(core, number, a0, a1, a2, handler is not None)
-        if handler is None:
-            self._system_call(core, number)
-            return
-        story = self.thread.story
-        story.calling()
+        call = KmxCall(self, core, number, (a0, a1, a2), handler is not None)
+        observers = self.thread.observers
+        observers.call_begins(call)
         try:
+            if handler is None:
+                self._system_call(core, number)
+                return
             value = handler(core, a0, a1, a2)
         except MemoryAccessError as error:
             raise self._bad_pointer(core, Call(number).c_name, error) from None
         except (CallError, FormatError) as error:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
         finally:
-            name = Call(number).c_name
-            story.called(core, name, str(a0) if number in _ABOUT_A_REGION else "",
-                         self.call_source(core) if name in STEPPING_CALLS else None)
+            observers.call_ends(call)
         if value is not None:
             core.set_return(value)
 
@@ -142,25 +184,6 @@ class TrapTable:
             if keep:
                 self._sources[key] = source
         return source
-
-    def _trace(self, core: "Core", number: int, a0: int, a1: int, a2: int, known: bool) -> None:
-        """The call on the thread's timeline (sim.timeline), with what it is about."""
-        source = self.call_source(core, keep=known)  # (a system call's ecall is the C library's, whoever called it)
-        if not known:
-            self.thread.timeline.call(core, Linux.name(number), source, {}, category="linux")
-            return
-        call = Call(number)
-        regions = self.thread.regions
-        args: dict = {}
-        if call in _ABOUT_A_REGION:
-            args["region"] = regions[a0].name if a0 < len(regions) else f"ID {a0} (none)"
-        elif call == Call.RESULT:
-            args.update(index=a0, count=a2)
-        elif call == Call.WORD:
-            args["index"] = a0
-        elif call == Call.EXIT:
-            args["code"] = _signed32(a0)
-        self.thread.timeline.call(core, call.c_name, source, args)
 
     def _system_call(self, core: "Core", number: int) -> None:
         """An ecall that is no kmx call: one of the Linux system calls the C library makes

@@ -1,0 +1,143 @@
+"""Those who watch a cluster's thread run: the probe points they hear of.
+
+As gem5's probe points (ProbePoint and ProbeListener): the machine says, at each point,
+what happened (a turn starts or ends, a kmx or system call begins or ends, a region is
+invalidated or flushed, the checker finds something, a core faults, the thread ends),
+to one list of listeners, and knows nothing of who listens. The listeners are the
+observers of a run: the cache's story (sim.story, always), the trace's timeline
+(sim.timeline, km.Session(trace=PATH)) and the profile (sim.profile,
+km.Session(profile=True)).
+
+A listener is an Observer that overrides the points it hears; Observers calls, at each
+point, only the listeners that override it, so that a point no one hears costs a loop
+over an empty tuple.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cache.checker import Finding
+    from .hart.core import Core
+    from .hart.faults import CoreFault
+    from .kmx.traps import KmxCall
+
+POINTS = ("turn_starts", "turn_ends", "call_begins", "call_ends", "invalidated", "flushed", "finding",
+          "finding_changed", "fault", "all_returned", "ended", "released")
+
+
+class Observer:
+    """A listener of a cluster's probe points: each point a method that does nothing."""
+
+    hears_turns = False  # it must hear every turn: the turn loop in C hands each turn to Python
+
+    def turn_starts(self, core: "Core") -> None:
+        """CORE's turn starts (a turn of the schedule, or gdb's own)."""
+
+    def turn_ends(self, core: "Core") -> None:
+        """CORE's turn ended."""
+
+    def call_begins(self, call: "KmxCall") -> None:
+        """A core made a kmx call, or a system call of the C library's (sim.kmx.traps)."""
+
+    def call_ends(self, call: "KmxCall") -> None:
+        """CALL returned, or faulted."""
+
+    def invalidated(self, core: "Core", region, lines_dropped: int) -> None:
+        """CORE's kmx_invalidate of REGION dropped LINES_DROPPED dirty lines."""
+
+    def flushed(self, core: "Core", region, lines_written: int) -> None:
+        """CORE's kmx_flush of REGION wrote LINES_WRITTEN lines back."""
+
+    def finding(self, finding: "Finding") -> None:
+        """The checker found FINDING (sim.cache.checker)."""
+
+    def finding_changed(self, finding: "Finding") -> None:
+        """The checker named FINDING's bytes once more (settle)."""
+
+    def fault(self, core: "Core | None", fault: "CoreFault") -> None:
+        """The thread faulted: CORE's FAULT (CORE None: a fault of no core's)."""
+
+    def all_returned(self, codes: tuple[int, ...]) -> None:
+        """Every core returned from kmx_main (or called exit): their codes. (Heard after
+        `ended`: the thread's end, its hand-back and what the checker found then, come
+        first, and the result is handed to Python after.)"""
+
+    def ended(self) -> None:
+        """The thread ended (returned, faulted or stopped), after the hand-back."""
+
+    def released(self, cluster) -> None:
+        """Nothing runs on CLUSTER again; its memory is about to go."""
+
+
+class Observers:
+    """A cluster's listeners, and each probe point as a call to those that hear it."""
+
+    def __init__(self, *listeners: Observer) -> None:
+        self._listeners: list[Observer] = []
+        self._hearing: dict[str, tuple[Observer, ...]] = {}
+        for listener in listeners:
+            self.add(listener)
+
+    def add(self, listener: Observer) -> None:
+        self._listeners.append(listener)
+        self._hearing = {point: tuple(l for l in self._listeners
+                                      if getattr(type(l), point) is not getattr(Observer, point))
+                         for point in POINTS}
+
+    def __iter__(self):
+        return iter(self._listeners)
+
+    @property
+    def hear_turns(self) -> bool:
+        """Some listener must hear every turn (the turn loop in C would not say them)."""
+        return any(listener.hears_turns for listener in self._listeners)
+
+    def turn_starts(self, core: "Core") -> None:
+        for listener in self._hearing["turn_starts"]:
+            listener.turn_starts(core)
+
+    def turn_ends(self, core: "Core") -> None:
+        for listener in self._hearing["turn_ends"]:
+            listener.turn_ends(core)
+
+    def call_begins(self, call: "KmxCall") -> None:
+        for listener in self._hearing["call_begins"]:
+            listener.call_begins(call)
+
+    def call_ends(self, call: "KmxCall") -> None:
+        for listener in self._hearing["call_ends"]:
+            listener.call_ends(call)
+
+    def invalidated(self, core: "Core", region, lines_dropped: int) -> None:
+        for listener in self._hearing["invalidated"]:
+            listener.invalidated(core, region, lines_dropped)
+
+    def flushed(self, core: "Core", region, lines_written: int) -> None:
+        for listener in self._hearing["flushed"]:
+            listener.flushed(core, region, lines_written)
+
+    def finding(self, finding: "Finding") -> None:
+        for listener in self._hearing["finding"]:
+            listener.finding(finding)
+
+    def finding_changed(self, finding: "Finding") -> None:
+        for listener in self._hearing["finding_changed"]:
+            listener.finding_changed(finding)
+
+    def fault(self, core: "Core | None", fault: "CoreFault") -> None:
+        for listener in self._hearing["fault"]:
+            listener.fault(core, fault)
+
+    def all_returned(self, codes: tuple[int, ...]) -> None:
+        for listener in self._hearing["all_returned"]:
+            listener.all_returned(codes)
+
+    def ended(self) -> None:
+        for listener in self._hearing["ended"]:
+            listener.ended()
+
+    def released(self, cluster) -> None:
+        for listener in self._hearing["released"]:
+            listener.released(cluster)
