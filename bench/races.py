@@ -9,8 +9,9 @@ instructions drawn log-uniformly, Session's default quantum; --quantum) and "pct
 exploration seeds (a search that found nothing in --schedules counts as --schedules + 1,
 shown as ">N"). Then how many of the seeds of the pytest plugin's `--km-seeds=N`
 (--km-seeds, 10) fail: the bug as a test of a project's own, run by pytest in another
-process with the plugin's km_session, whose runs then take schedule_seed 0 to N-1 (and
-whether the test fails with no seed: the default turns). Then schedules a second on 1
+process with the plugin's km_session, whose runs then take schedule_seed 0 to N-1 at
+Session's default quantum, whatever --quantum says (and whether the test fails with no
+seed: the default turns). Then schedules a second on 1
 and on 2 local worker processes (--workers), PCT, every schedule run (no stop at the
 first failure), shrinking off.
 
@@ -219,7 +220,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bugs", type=int, default=len(BUGS), help="the first N bugs only")
     parser.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, help="the random strategy's turn scale")
-    parser.add_argument("--km-seeds", type=int, default=10, help="the pytest plugin's --km-seeds=N")
+    parser.add_argument("--km-seeds", type=int, default=10,
+                        help="the pytest plugin's --km-seeds=N (at Session's default quantum: a user's tests)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: --seeds 1, --schedules 20, --km-seeds 2, --rate-schedules 10, --bugs 2 (the tests' form)")
     args = parser.parse_args()

@@ -83,9 +83,10 @@ class Schedule:
                 raise NotAnInteger(f"turns must be (cluster, core, instructions) triples of ints, not {turn!r}")
         turns = tuple((int(c), int(n), int(k)) for c, n, k in turns)
         for cluster, core, count in turns:
-            if not (0 <= cluster <= 3 and 0 <= core < 64 and count >= 0):
+            if not (0 <= cluster <= 3 and 0 <= core < 64 and 0 <= count < 2 * MAX_QUANTUM):
                 raise ValueError(
-                    f"a turn is (cluster 0-3, core 0-63, instructions >= 0; 0: no limit), not {(cluster, core, count)}"
+                    "a turn is (cluster 0-3, core 0-63, instructions 0 to 2**32 - 1; 0: no limit), "
+                    f"not {(cluster, core, count)}"
                 )
         object.__setattr__(self, "turns", turns)
         object.__setattr__(self, "_draws", DRAWS)

@@ -183,6 +183,7 @@ class Cluster:
             if self.tile is not None:
                 span.region.use_tile(self.tile, span.base)
             self.cache.add_region(span.region)
+            span.region.on_hook_error = self._hook_failed
             self.regions.append(Region(name, index, span, offset, size, storage))
             cursor += span_size + GUARD_BYTES
         self.explainer = Explainer(image, self.image_base, self.memory, stacks, self.regions, RUNTIME)
@@ -236,6 +237,7 @@ class Cluster:
             if self.tile is not None:
                 span.region.use_tile(self.tile, span.base)
             self.cache.add_region(span.region)
+            span.region.on_hook_error = self._hook_failed
             for core in self.cores:
                 core.map(span)
 
@@ -345,6 +347,15 @@ class Cluster:
         self.hand_back()
         self.observers.ended()
 
+    def _hook_failed(self) -> None:
+        """A hook's Python failed in a run, on the running core's host thread (its error
+        is kept: raise_hook_error): the core's turn goes to Python at once, which raises it
+        on that core (the turn loop in C would run on)."""
+        core = self.running
+        if core is not None and core.engine is not None:
+            core.native.turn.stop_asked = 1
+            core.engine.stop()
+
     def raise_hook_error(self) -> None:
         """Raise what went wrong in Python inside an engine's hook during the last run."""
         for region in self.cache.regions:
@@ -364,7 +375,7 @@ class Cluster:
             span.release()
         for region in self.cache.regions:
             region.release()
-            region.on_stale_read = region.on_line_event = None  # (a cycle through the checker)
+            region.on_stale_read = region.on_line_event = region.on_hook_error = None  # (cycles through the checker and the cluster)
         for region in self.regions:
             region.storage.release()
 
@@ -435,9 +446,8 @@ class Cluster:
             if state == EXITED:
                 out.append((core, "returned", None, ""))
                 continue
-            if loop is not None:  # (the turn loop in C runs any of them: it comes back to say)
-                loop.ask()
-            place = core.place(running=core is running or loop is not None)
+            # (the turn loop in C runs any of them: it comes back to say, at the turn's end)
+            place = core.place(running=core is running or loop is not None, ask=loop.ask if loop is not None else None)
             if place is None:
                 out.append((core, state.value, None, ""))
                 continue

@@ -10,7 +10,9 @@ km.Session(profile=True)).
 
 A listener is an Observer that overrides the points it hears; Observers calls, at each
 point, only the listeners that override it, so that a point no one hears costs a loop
-over an empty tuple.
+over an empty tuple. A listener that overrides turn_starts or turn_ends hears every turn:
+the turn loop in C then hands each turn to Python (the trace's timeline does: each turn
+is a slice).
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ POINTS = ("turn_starts", "turn_ends", "call_begins", "call_ends", "invalidated",
 
 class Observer:
     """A listener of a cluster's probe points: each point a method that does nothing."""
-
-    hears_turns = False  # it must hear every turn: the turn loop in C hands each turn to Python
 
     def turn_starts(self, core: "Core") -> None:
         """CORE's turn starts (a turn of the schedule, or gdb's own)."""
@@ -91,8 +91,8 @@ class Observers:
 
     @property
     def hear_turns(self) -> bool:
-        """Some listener must hear every turn (the turn loop in C would not say them)."""
-        return any(listener.hears_turns for listener in self._listeners)
+        """Some listener hears turns, every one (the turn loop in C would not say them)."""
+        return bool(self._hearing["turn_starts"] or self._hearing["turn_ends"])
 
     def turn_starts(self, core: "Core") -> None:
         for listener in self._hearing["turn_starts"]:

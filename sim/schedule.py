@@ -265,8 +265,6 @@ class TurnLoop:
         group = schedule.native
         self._pointers = (ctypes.c_void_p * len(self.cores))(*(ctypes.addressof(c.native) for c in self.cores))
         group.cores = ctypes.cast(self._pointers, ctypes.POINTER(ctypes.c_void_p))
-        self._untils = np.array([core.halt for core in self.cores], np.uint64)
-        group.untils = hooks.pointer(self._untils, ctypes.c_uint64)
         self._pcs = np.ctypeslib.as_array(group.pcs, (len(self.cores),))
 
     def run(self, ready: Sequence) -> tuple[object, int, int, int] | None:
@@ -281,11 +279,14 @@ class TurnLoop:
             self._pcs[i] = core.pc
         for core in ready:
             core.before_turns()
-        group.stop = 0
         status = hooks.library().group_run(group)
+        finishing = group.turn_core if status == hooks.LOOP_TURN else -1
         for i, core in enumerate(self.cores):
             core.pc = int(self._pcs[i])
-            if core.peek_wanted and core.engine is not None:  # (another thread asks where it is)
+            # Another thread asks where a core is: answered here, but for the core whose
+            # turn Python finishes, which answers as it goes on with the turn (a peek
+            # that stopped its engine must not end its turn early: sim.hart.core._go_on).
+            if core.peek_wanted and core.engine is not None and i != finishing:
                 core.answer_peek()
         if status == hooks.LOOP_TURN:
             return self.cores[group.turn_core], group.turn_count, group.turn_cycles, group.turn_error
@@ -304,6 +305,7 @@ class TurnLoop:
             core.interrupt()
 
     def ask(self) -> None:
-        """From another thread: come back to Python soon, between turns (a core's `place`
-        is asked)."""
+        """From another thread: come back to Python at the end of the turn that runs (a
+        core's `place` is asked; the loop answers it there, or Python as it finishes the
+        turn)."""
         self.schedule.native.stop = 1

@@ -35,9 +35,8 @@ TRACE_EVENTS = 1_000_000  # events a cluster keeps; after them, the trace says i
 
 
 class Timeline(Observer):
-    """One cluster's events: a listener of its probe points (sim.observers)."""
-
-    hears_turns = True  # (each turn is a slice)
+    """One cluster's events: a listener of its probe points (sim.observers; it hears
+    every turn, each a slice)."""
 
     def __init__(self, cluster: int, cores: int) -> None:
         self.cluster = cluster

@@ -97,6 +97,8 @@ def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], Non
                 cache.on_stale_read(page)
             except BaseException as error:  # noqa: BLE001 - raised after the run
                 cache.hook_error = cache.hook_error or error
+                if cache.on_hook_error is not None:
+                    cache.on_hook_error()
 
     return called
 
@@ -116,6 +118,8 @@ def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int,
                 cache.on_line_event(kind, offset, size)
         except BaseException as error:  # noqa: BLE001 - raised after the run
             cache.hook_error = cache.hook_error or error
+            if cache.on_hook_error is not None:
+                cache.on_hook_error()
 
     return called
 
@@ -240,6 +244,7 @@ class CachedRegion:
         self.rescued: np.ndarray | None = None
         self._cached_lines = self._uc_stale = self._side_mask = self._side = self._own_clean = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
+        self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.cluster: the turn goes to Python)
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
         self._on_line_event = hooks.LINE_EVENT(_line_event(weakref.ref(self)))
         self.state = hooks.RegionState(

@@ -26,7 +26,6 @@ class Unattended:
 
     alone = False  # the cluster may share its host thread with another (clusters 2 and 3)
     turns_in_c = True  # the turn loop in C may run its turns (sim/native/sched.c)
-    stub: GdbStub | None = None
 
     def run_turn(self, core: "Core", count: int, error: int | None) -> bool:
         """Run CORE's turn of COUNT instructions (ERROR not None: finish the turn the turn

@@ -190,11 +190,6 @@ class Core:
         # (unicorn issue 2376). The start code's halt loop, right after the exit call.
         self._halt = halt
 
-    @property
-    def halt(self) -> int:
-        """The start code's halt loop, where the core's runs end (the engine's `until`)."""
-        return self._halt
-
     def map(self, span) -> None:
         """Map one more span of the address space (before the first run)."""
         self.mapping.add(span)
@@ -293,6 +288,8 @@ class Core:
             raise fault from None
         finally:
             native.turn.budget_on = 0
+            if self._peek_wanted and self.engine is not None:  # (asked during a turn of some length: `place`)
+                self.answer_peek()
 
     def _breakpoint_stop(self) -> bool:
         """The block hook stopped before a block with a debugger's breakpoint in it
@@ -370,7 +367,7 @@ class Core:
         with self._engine_lock:
             self.pause_wanted = True
             if self.engine is not None:
-                self.engine.stop()
+                self._stop_engine()
 
     def _run_partial_block(self, left: int) -> None:
         """Run the first LEFT instructions of the block at pc, which the block hook
@@ -402,7 +399,13 @@ class Core:
         interpreting, self.native.isa.interpret = self.native.isa.interpret, 0  # (it would run past `until`)
         self.engine.drop_translations(start, start + size)
         try:
-            self.engine.run(start, start + offset)
+            for _ in range(1000):  # (a stop from outside comes before the block, which then runs anew)
+                self.engine.run(start, start + offset)
+                if not self.native.turn.stop_asked or self._interrupted or self.engine.read("pc") != start:
+                    break
+                self.native.turn.stop_asked = 0
+                if self._peek_wanted:
+                    self.answer_peek()
         except EngineError:
             if not self.native.refused.watch:
                 raise
@@ -421,8 +424,10 @@ class Core:
     def _go_on(self) -> bool:
         """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
         or after a fence.i. Do what it stopped for, and say whether to go on."""
+        self.context.check_hooks()  # (a hook's Python failed in the run: sim.cluster._hook_failed)
         grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
-        retranslate = self.native.device.retranslate
+        retranslate, asked = self.native.device.retranslate, self.native.turn.stop_asked
+        self.native.turn.stop_asked = 0
         if self.pause_wanted:
             self.pause_wanted = False
             self.debug_stop = ("pause", self.pc)
@@ -434,7 +439,7 @@ class Core:
             self.drop_translations()
         if peek:
             self.answer_peek()
-        if (not (grow or fenced or peek or retranslate) or self._stopped_by_call or self._interrupted
+        if (not (grow or fenced or peek or retranslate or asked) or self._stopped_by_call or self._interrupted
                 or self.state != READY or self.debug_stop is not None):
             return False  # the run would have ended here anyway
         if grow:  # a flush doubles the TLB while it is mostly in use
@@ -449,7 +454,15 @@ class Core:
         with self._engine_lock:
             self._interrupted = True
             if self.engine is not None:
-                self.engine.stop()
+                self._stop_engine()
+
+    def _stop_engine(self) -> None:
+        """Stop the engine from outside (another thread; under the engine's lock): before
+        the next block, which the block hook then does not count (sim/native/turns.c,
+        stop_asked), so that the core goes on where it stopped with its count and its
+        turn's budget as they were."""
+        self.native.turn.stop_asked = 1
+        self.engine.stop()
 
     def flush_tlb(self) -> None:
         """Forget every page translation, so that each page comes through the fill hook
@@ -480,20 +493,32 @@ class Core:
         pc, fp = self.engine.read_many(["pc", "fp"])
         return pc, fp
 
-    def place(self, running: bool, timeout: float = 0.5) -> tuple[int, int] | None:
+    def place(self, running: bool, timeout: float = 0.5, ask: Callable[[], None] | None = None) -> tuple[int, int] | None:
         """(pc, frame pointer) of the core, from another thread. A RUNNING core is asked
-        to stop a moment and say (the engine's registers are its own while it runs), then
-        goes on as if nothing happened; one between runs says where it stopped. None when
-        the engine is gone, or the core did not answer within TIMEOUT seconds."""
+        to say (the engine's registers are its own while it runs): at the end of its turn,
+        or, in a turn with no limit, by a stop a moment, after which it goes on as if
+        nothing happened (a stop in a turn of some length would change where the turn
+        ends). ASK: the turn loop's, which runs the turn (sim.schedule.TurnLoop.ask). One
+        between runs says where it stopped. None when the engine is gone, or the core did
+        not answer within TIMEOUT seconds."""
         with self._engine_lock:
             if self.engine is None:
                 return None
             if running:
                 self._peeked.clear()
                 self._peek_wanted = True
-                self.engine.stop()
-        if running and self._peeked.wait(timeout):
+                if not self.native.turn.budget_on:
+                    self._stop_engine()
+                if ask is not None:
+                    ask()
+        if running and self._peeked.wait(timeout / 2):
             return self._peek
+        if running:  # a long turn: the stop after all (where this turn ends may move; rare)
+            with self._engine_lock:
+                if self.engine is not None and self._peek_wanted:
+                    self._stop_engine()
+            if self._peeked.wait(timeout / 2):
+                return self._peek
         with self._engine_lock:  # (close takes the engine under the lock)
             if self.engine is None:
                 return None

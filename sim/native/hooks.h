@@ -202,6 +202,8 @@ typedef struct { /* the cycle model and the turn's length (turns.c) */
     uint64_t *breakpoints;    /* a debugger's breakpoints (sim/debug/): the run stops before */
     int64_t breakpoint_count; /* the instruction at one (0: none, and nothing is checked) */
     uint64_t breakpoint_hit;  /* the breakpoint the run stopped for (0: none), in block_address */
+    int64_t stop_asked;       /* Python stops the engine from outside (a peek, a pause, the end):
+                               * the run stops before the next block, uncounted (sim/hart/core.py) */
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
 } Turn;
@@ -376,7 +378,6 @@ typedef struct {
     Core **cores;
     uint64_t *pcs;            /* where each is (the loop keeps them; Python reads them back) */
     uint64_t ready;           /* a bit a core: ready to run (Python says) */
-    uint64_t *untils;         /* each core's start code's halt (the engine's until) */
     int64_t stop;             /* Python asks the loop to go back to it, between turns */
     int64_t running;          /* the index of the core whose turn runs now (-1: none) */
     int64_t turn_core;        /* LOOP_TURN: the core whose turn Python finishes, */

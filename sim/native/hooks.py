@@ -142,7 +142,6 @@ class GroupState(ctypes.Structure):
         ("cores", ctypes.POINTER(ctypes.c_void_p)),
         ("pcs", _u64),
         ("ready", ctypes.c_uint64),
-        ("untils", _u64),
         ("stop", ctypes.c_int64),
         ("running", ctypes.c_int64),
         ("turn_core", ctypes.c_int64),
@@ -237,6 +236,7 @@ class Turn(ctypes.Structure):
         ("breakpoints", _u64),
         ("breakpoint_count", ctypes.c_int64),
         ("breakpoint_hit", ctypes.c_uint64),
+        ("stop_asked", ctypes.c_int64),
         ("block_keys", ctypes.c_uint64 * BLOCK_CACHE),
         ("block_counts", ctypes.c_uint32 * BLOCK_CACHE),
     ]

@@ -1063,7 +1063,7 @@ static void start_hart(Hart *h, void *uc, Core *core, uint64_t pc) {
  * to run (0: the turn is over); those go to the engine (sim/hart/core.py). */
 uint64_t isa_finish_turn(void *uc, Core *core) {
     Turn *turn = &core->turn;
-    if (!turn->budget_on || !turn->remaining)
+    if (!turn->budget_on || !turn->remaining || !core->isa.interpret) /* (KMX_INTERPRET=0: the engine's, as it traps) */
         return turn->remaining;
     uint64_t pc = 0;
     core->engine.reg_read(uc, UC_REG_PC, &pc);

@@ -116,8 +116,10 @@ int64_t group_run(Group *g) {
 
 static int64_t run_turns(Group *g) {
     for (;;) {
-        if (g->stop)
+        if (g->stop) { /* (consumed here: a stop asked while Python ran is not lost) */
+            g->stop = 0;
             return LOOP_STOPPED;
+        }
         if (!g->ready)
             return LOOP_IDLE;
         if (g->record_length >= g->record_capacity)
@@ -133,12 +135,12 @@ static int64_t run_turns(Group *g) {
         turn->budget_on = count > 0;
         turn->remaining = count;
         turn->partial = 0;
-        if (count && count <= SHORT_TURN) { /* the interpreter first: no engine run for a few instructions */
+        if (count && count <= SHORT_TURN && core->isa.interpret) { /* the interpreter first: no engine run for a few instructions */
             core->isa.reg_write(uc, (int)core->engine.reg_pc, &g->pcs[i]);
             isa_finish_turn(uc, core);
             core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
-            if (!turn->remaining && core->isa.python_calls == python && !core->refused.access &&
-                !core->device.fault_size && !core->device.low_at) {
+            if (!turn->remaining && core->isa.python_calls == python && !core->refused.access && !core->tlb.grow &&
+                !core->device.retranslate && !core->device.fault_size && !core->device.low_at) {
                 turn->budget_on = 0;
                 g->instructions += turn->cycles - before;
                 continue;
@@ -159,7 +161,7 @@ static int64_t run_turns(Group *g) {
         if (clean && turn->remaining) {
             turn->partial = 0;
             clean = isa_finish_turn(uc, core) == 0 && core->isa.python_calls == python && !core->refused.access &&
-                    !core->device.fault_size && !core->device.low_at;
+                    !core->tlb.grow && !core->device.retranslate && !core->device.fault_size && !core->device.low_at;
             core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
             turn->partial = !clean; /* (what is left of the turn, for Python: sim/hart/core.py) */
         }

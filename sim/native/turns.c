@@ -51,8 +51,11 @@ static uint64_t first_breakpoint(const Turn *turn, uint64_t address, uint32_t si
 
 void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
     Turn *turn = &core->turn;
-    if (core->tlb.grow || core->device.retranslate) { /* the fill hook (fill.c, maybe_grow) or the
-                                                        * watch (watch.c) asked for a stop: before this block */
+    if (core->tlb.grow || core->device.retranslate || turn->stop_asked) {
+        /* the fill hook (fill.c, maybe_grow), the watch (watch.c) or Python, from outside,
+         * asked for a stop: before this block, which then has not begun (Unicorn calls the
+         * hook before it checks for a stop asked from outside: a block whose hook counted
+         * it, then stopped there, would count and not run) */
         core->engine.emu_stop(uc);
         return;
     }

@@ -8,6 +8,9 @@ from __future__ import annotations
 import ctypes
 import math
 import random
+import threading
+
+import pytest
 
 import komorebi as km
 from komorebi.sim.native import hooks
@@ -65,3 +68,47 @@ def test_a_run_whose_turns_run_in_c_stops_and_says_where_its_cores_are(tmp_path)
         run.stop()
     assert said.count("running") + said.count("ready, waiting for its turn") == 4, said
     assert run.stopped and len(run.schedule.turns) > 1000
+
+
+def _racy_run(tmp_path, poll: bool, trace: bool, schedule=None):
+    """Four cores race on a counter (seed 3, or SCHEDULE); POLL: another thread asks where
+    the cores are all the while (what a timeout's message does)."""
+    program = program_for("racy.c", tmp_path, cores=4, words=[60_000, 0])
+    options = {"schedule": schedule} if schedule is not None else {"schedule_seed": 3}
+    if trace:
+        options["trace"] = tmp_path / "trace.json"
+    said = []
+    with km.Session(**options) as session:
+        run = session.load(program)
+        cluster, done = machine_cluster(run, 1), threading.Event()
+
+        def poll_places():
+            while not done.is_set():
+                said.extend(frame for _, doing, frame, _ in cluster.places() if doing == "running")
+
+        poller = threading.Thread(target=poll_places)
+        if poll:
+            poller.start()
+        try:
+            result = run.thread_result(timeout=600)
+        finally:
+            done.set()
+            if poll:
+                poller.join()
+        run.stop()
+    return [int(w) for w in result.words[:8]], run.schedule, said
+
+
+
+@pytest.mark.parametrize("trace", [False, True], ids=["turns in C", "turns in Python"])
+def test_asking_where_the_cores_are_does_not_change_the_run(tmp_path, trace):
+    """A stop from outside (a peek, as a timeout's message makes) comes before a block,
+    which the block hook then does not count, and the turn goes on with its budget: the
+    run, its cycles and its schedule are the run nobody looked at, and replay."""
+    quiet, schedule, _ = _racy_run(tmp_path, poll=False, trace=trace)
+    looked, looked_schedule, said = _racy_run(tmp_path, poll=True, trace=trace)
+    assert looked == quiet
+    assert looked_schedule.turns == schedule.turns
+    assert any(frame is not None and frame.source is not None and frame.source.file.endswith("racy.c") for frame in said)
+    replayed, _, _ = _racy_run(tmp_path, poll=False, trace=trace, schedule=looked_schedule)
+    assert replayed == quiet
