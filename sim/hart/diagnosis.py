@@ -7,6 +7,7 @@ keeps the words.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from ..cache import registers
@@ -48,7 +49,7 @@ class Diagnosis:
     """The words for CORE's faults."""
 
     def __init__(self, core: "Core") -> None:
-        self._core = core
+        self._core = weakref.proxy(core)  # (no cycle: a core is freed, memory files and all, once dropped)
         self._explain = core.context.explainer
 
     def exception(self, pc: int, number: int) -> str:
