@@ -431,7 +431,7 @@ class Core:
         if self.pause_wanted:
             self.pause_wanted = False
             self.debug_stop = ("pause", self.pc)
-        self.native.tlb.grow, self._fenced, self._peek_wanted = 0, False, False
+        self.native.tlb.grow, self._fenced = 0, False
         self.native.device.retranslate = 0
         if retranslate:  # a region is watched whole now (sim/native/watch.c): every core's TLB goes
             self.context.forget_translations()
@@ -457,12 +457,17 @@ class Core:
                 self._stop_engine()
 
     def _stop_engine(self) -> None:
-        """Stop the engine from outside (another thread; under the engine's lock): before
-        the next block, which the block hook then does not count (sim/native/turns.c,
-        stop_asked), so that the core goes on where it stopped with its count and its
-        turn's budget as they were."""
+        """Stop the engine from outside (another thread; under the engine's lock). A core
+        that counts is stopped by its own block hook, on its own thread, before the next
+        block (sim/native/turns.c, stop_asked; the interpreter returns to the engine at
+        least every EPISODE instructions), so that it goes on where it stopped with its
+        count and its turn's budget as they were. Unicorn's own stop from another thread
+        may leave the engine's pc behind the block it stopped before, so that a run that
+        goes on after it does not run as it would have: it is used only for a core with no
+        block hook, and only to end its run (`interrupt`)."""
         self.native.turn.stop_asked = 1
-        self.engine.stop()
+        if not self.native.turn.counting:
+            self.engine.stop()
 
     def flush_tlb(self) -> None:
         """Forget every page translation, so that each page comes through the fill hook
@@ -495,25 +500,27 @@ class Core:
 
     def place(self, running: bool, timeout: float = 0.5, ask: Callable[[], None] | None = None) -> tuple[int, int] | None:
         """(pc, frame pointer) of the core, from another thread. A RUNNING core is asked
-        to say (the engine's registers are its own while it runs): at the end of its turn,
-        or, in a turn with no limit, by a stop a moment, after which it goes on as if
-        nothing happened (a stop in a turn of some length would change where the turn
-        ends). ASK: the turn loop's, which runs the turn (sim.schedule.TurnLoop.ask). One
-        between runs says where it stopped. None when the engine is gone, or the core did
-        not answer within TIMEOUT seconds."""
+        to say (the engine's registers are its own while it runs): at the end of its turn
+        (ASK: the turn loop's, which then comes back between turns: sim.schedule.TurnLoop),
+        or, in a turn with no limit, stopped a moment by its block hook, after which it
+        goes on as if nothing happened. A core with no block hook (a lone core that does
+        not count) is not stopped: its registers are read as they are, which is where its
+        engine last wrote them. One between runs says where it stopped. None when the
+        engine is gone."""
+        counting = self.native.turn.counting
         with self._engine_lock:
             if self.engine is None:
                 return None
             if running:
                 self._peeked.clear()
                 self._peek_wanted = True
-                if not self.native.turn.budget_on:
-                    self._stop_engine()
-                if ask is not None:
+                if ask is not None:  # (the loop comes back at the turn's end)
                     ask()
+                elif counting and not self.native.turn.budget_on:
+                    self._stop_engine()
         if running and self._peeked.wait(timeout / 2):
             return self._peek
-        if running:  # a long turn: the stop after all (where this turn ends may move; rare)
+        if running and counting:  # a turn with no limit, in the turn loop, or a long one: its block hook stops it
             with self._engine_lock:
                 if self.engine is not None and self._peek_wanted:
                     self._stop_engine()
@@ -522,6 +529,9 @@ class Core:
         with self._engine_lock:  # (close takes the engine under the lock)
             if self.engine is None:
                 return None
+            if running:  # a core with no block hook, not stopped for a look: its registers as they are
+                pc, fp = self.engine.read_many(["pc", "fp"])
+                return pc, fp
             return self.pc, self.engine.read("fp")
 
     def answer_peek(self) -> None:
