@@ -349,12 +349,11 @@ class Cluster:
 
     def _hook_failed(self) -> None:
         """A hook's Python failed in a run, on the running core's host thread (its error
-        is kept: raise_hook_error): the core's turn goes to Python at once, which raises it
-        on that core (the turn loop in C would run on)."""
+        is kept: raise_hook_error): the core's turn goes to Python at its next block, which
+        raises it on that core (the turn loop in C would run on)."""
         core = self.running
-        if core is not None and core.engine is not None:
-            core.native.turn.stop_asked = 1
-            core.engine.stop()
+        if core is not None:  # (its block hook stops it before the next block; a lone core that
+            core.native.turn.stop_asked = 1  # does not count raises it at its run's end: its own)
 
     def raise_hook_error(self) -> None:
         """Raise what went wrong in Python inside an engine's hook during the last run."""
