@@ -54,7 +54,6 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
+    from komorebi._profile import Profile
     from komorebi._program import ThreadSpec
-    from komorebi._results import Finding
+    from komorebi._results import CacheCounts, Finding
+    from komorebi._schedule import Schedule
 
 
 class LineState(IntEnum):

@@ -138,7 +138,7 @@ def cache_map_svg(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
             width = max(width, 32 + int(6.6 * len("finding: " + _finding(finding))))
     y = 34
     body = [
-        f'<text x="16" y="22" font-size="15" font-weight="bold">What happened to each '
+        '<text x="16" y="22" font-size="15" font-weight="bold">What happened to each '
         "64-byte line of each region</text>"
     ]
     for regions, found in clusters:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
-from ..layout import CORES_PER_CLUSTER, LINE, PAGE
+from ..layout import CORES_PER_CLUSTER, LINE, PAGE, UNCACHED_OFFSET
 from ..native import hooks
 from . import registers
 from .model import CachedRegion
@@ -226,7 +226,7 @@ class Checker:
     def _touch_here(self, region: "Region", offset: int, cached: bool, core: "Core | None"):
         """(core, source line) of CORE's access now to the line at OFFSET of REGION's span,
         through the CACHED alias or the uncached one."""
-        base = region.address - region.offset + offset - (0 if cached else hooks.UNCACHED_OFFSET)
+        base = region.address - region.offset + offset - (0 if cached else UNCACHED_OFFSET)
         pc = core.access_pc(base, LINE, store=None) if core is not None else None
         return self._here(core, pc)
 

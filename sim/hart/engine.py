@@ -23,7 +23,7 @@ The binding's private parts still needed, and why:
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Sequence
+from typing import Sequence
 
 from unicorn import (
     UC_ARCH_RISCV,
@@ -61,7 +61,7 @@ _REGISTERS = {name: UC_RISCV_REG_X0 + n for n, name in enumerate(ABI_NAMES)}
 _REGISTERS.update({f"x{n}": UC_RISCV_REG_X0 + n for n in range(32)}, fp=UC_RISCV_REG_X0 + 8, pc=UC_RISCV_REG_PC)
 _REGISTERS.update({f"f{n}": UC_RISCV_REG_F0 + n for n in range(32)}, fflags=UC_RISCV_REG_FFLAGS, frm=UC_RISCV_REG_FRM)
 REG_PC, REG_RA = UC_RISCV_REG_PC, _REGISTERS["ra"]  # the numbers the native hooks read them by
-# hooks.h's copies of the register numbers, which the native code uses (test_hooks checks)
+# hooks.h's copies of the register numbers, which the native code uses (tests/native/test_constants.py checks)
 NATIVE_REGISTERS = {"x0": UC_RISCV_REG_X0, "fflags": UC_RISCV_REG_FFLAGS, "frm": UC_RISCV_REG_FRM,
                     "f0": UC_RISCV_REG_F0, "pc": UC_RISCV_REG_PC}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from typing import TYPE_CHECKING
 
-from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL
+from ..layout import PAGE, STUB_SCRATCH, STUB_SCRATCH_PHYSICAL, UNCACHED_OFFSET
 from ..memory import host
 from ..native import hooks
 
@@ -65,7 +65,7 @@ class Mapping:
             self._watches.append(watch)
             engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("watch_device_read"),
                               hooks.function("watch_device_write"), ctypes.addressof(watch))
-            engine.map_device(span.base - hooks.UNCACHED_OFFSET, span.size, hooks.function("uncached_device_read"),
+            engine.map_device(span.base - UNCACHED_OFFSET, span.size, hooks.function("uncached_device_read"),
                               hooks.function("uncached_device_write"), ctypes.addressof(watch))
 
     def _span_table(self) -> None:

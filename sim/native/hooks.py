@@ -30,7 +30,6 @@ from ..build import cache as build_cache
 
 from ..build import toolchain
 from ..build.cache import BuildError
-from ..layout import UNCACHED_OFFSET  # (hooks.h's copy: test_hooks checks)
 
 FOLDER = Path(__file__).resolve().parent
 SOURCES = tuple(sorted(FOLDER.glob("*.c")))

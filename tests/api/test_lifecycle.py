@@ -10,7 +10,6 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest

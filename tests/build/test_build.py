@@ -1,6 +1,5 @@
 """The compiler driver: the build cache, compile errors, optimisation levels, KMX_CC."""
 
-import os
 import stat
 import sys
 

@@ -352,7 +352,7 @@ def test_the_marks_and_colours_are_the_reports_and_the_maps(tmp_path):
     ]
     assert "At the end come the key, over four lines, and a reminder" in prose()
     assert "In the map the key gives each colour's mark in the text form too, in quotes" in prose()
-    assert f"(`written, never flushed: \u201cU\u201d in the text form`)" in prose()
+    assert "(`written, never flushed: \u201cU\u201d in the text form`)" in prose()
     assert legend[-1][2] == "written, never flushed: \u201cU\u201d in the text form"
     assert "the four mistakes are hatched as well" in page()
     offsets = [t.text for t in svg.iter(SVG + "text") if t.get("text-anchor") == "end"]

@@ -213,13 +213,13 @@ def case(draw) -> bytes:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(cases=st.lists(case(), min_size=15, max_size=15))
-def test_the_vector_floating_point_agrees_with_qemu(qemu_program, kernels, cases):  # noqa: D103
+def test_the_vector_floating_point_agrees_with_qemu(qemu_program, kernels, cases):  # noqa: D103, F811 (the fixtures)
     theirs = _on_qemu(qemu_program, [for_qemu(c) for c in cases])
     ours = _on_simulator(kernels, cases)
     assert ours == theirs, _explain(cases, ours, theirs)
 
 
-def test_the_estimates_and_square_roots_of_every_half_agree_with_qemu(qemu_program, kernels):
+def test_the_estimates_and_square_roots_of_every_half_agree_with_qemu(qemu_program, kernels):  # noqa: F811
     """vfrec7, vfrsqrt7 and vfsqrt on all 65,536 halves, in each rounding mode (vfrec7's
     overflow depends on it): 1,024 halves a case, in four groups of eight registers."""
     vtype = 1 << 3 | 3  # e16, m8: 256 elements a group

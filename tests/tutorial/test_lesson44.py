@@ -1,7 +1,6 @@
 """Lesson 44, "Finding a race": its program prints what the lesson shows, the page shows
 its files as they are, and its common mistakes behave as it says."""
 
-import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
