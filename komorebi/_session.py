@@ -499,9 +499,7 @@ class Session:
                 raise ValueError("load: the session was closed while the program loaded; nothing was started")
             self._runs.add(loaded)
             machine.start()
-        wait = getattr(machine, "wait_for_debugger", None)
-        if wait is not None:  # (gdb: every core stopped at kmx_main until it attaches)
-            wait()
+        machine.wait_for_debugger()  # (gdb: every core stopped at kmx_main until it attaches)
         return run
 
     def _next_trace(self) -> tuple[str | None, int]:

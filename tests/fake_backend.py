@@ -70,6 +70,9 @@ class FakeMachine:
                     self._closed[cluster] = True
             self._ready.notify_all()
 
+    def wait_for_debugger(self) -> None:
+        pass  # (the fake machine serves no gdb)
+
     def cores(self, cluster: int) -> int:
         return self.threads[cluster].cores
 
@@ -118,6 +121,9 @@ class FakeMachine:
 
     def profile(self):
         return None  # (the fake machine counts nothing)
+
+    def schedule(self):
+        return [], {}  # (the fake machine's threads take no turns)
 
     def story(self):
         return CacheStory(tuple(self.pictures()), ())

@@ -58,6 +58,17 @@ def test_results_come_in_order_then_nothing_more(program):
             run.thread_result(timeout=1)
 
 
+def test_a_stopped_runs_schedule_comes_from_the_backend(program):
+    backend = FakeBackend({1: Script([result(1, final=True, code=0)])})
+    with _session(backend, quantum=700) as session:
+        run = session.load(program)
+        run.thread_result(timeout=1)
+        with pytest.raises(RuntimeError, match="run.schedule"):
+            run.schedule  # (not before stop)
+        run.stop()
+        assert run.schedule == km.Schedule(turns=(), quantum=700)
+
+
 def test_a_thread_that_hands_nothing_times_out_saying_where_its_cores_are(program):
     backend = FakeBackend({1: Script([])})
     with _session(backend) as session:
