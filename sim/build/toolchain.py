@@ -156,24 +156,26 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: st
             list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=environment(), start_new_session=os.name == "posix",
         )
-        progress = _Progress(what, announce)  # (once the compiler runs: one that cannot start says nothing)
         # A timer kills the compiler when the limit passes, and the wait itself blocks
         # (Popen's wait with a timeout polls, which costs tens of milliseconds a compile).
         expired = threading.Event()
+        progress = timer = None
 
         def expire() -> None:
             expired.set()
             stop_group(process)
 
-        timer = None if math.isinf(limit) else threading.Timer(limit, expire)
-        try:
+        try:  # (from the compiler's start: a Ctrl-C while the progress line is set up stops it too)
+            progress = _Progress(what, announce)  # (once the compiler runs: one that cannot start says nothing)
+            timer = None if math.isinf(limit) else threading.Timer(limit, expire)
             if timer is not None:
                 timer.daemon = True
                 timer.start()
             returncode = process.wait()
         except BaseException:  # Ctrl-C, or the caller's thread told to stop
             stop_group(process)
-            progress.end("stopped")
+            if progress is not None:
+                progress.end("stopped")
             raise
         finally:
             if timer is not None:
