@@ -735,6 +735,22 @@ static int64_t remainder_of(int64_t a, int64_t b) { return b == 0 ? a : (a == IN
  * page plain memory the core may write (the engine then runs it: a misaligned AMO's fault,
  * a watched page's accesses, a refusal); the read-modify-write is one host atomic (clusters
  * 2 and 3 may run at once on D7: docs/simulator.md). */
+/* What AMO FUNCT5 leaves in memory that held SEEN, given X (both SIZE bytes, zero-extended). */
+static inline uint64_t amo_result(unsigned funct5, uint64_t seen, uint64_t x, int size) {
+    int64_t s = size == 4 ? (int64_t)(int32_t)seen : (int64_t)seen, t = size == 4 ? (int64_t)(int32_t)x : (int64_t)x;
+    switch (funct5) {
+    case 0: return seen + x;
+    case 1: return x;
+    case 4: return seen ^ x;
+    case 8: return seen | x;
+    case 12: return seen & x;
+    case 16: return s < t ? seen : x;
+    case 20: return s > t ? seen : x;
+    case 24: return seen < x ? seen : x;
+    default: return seen > x ? seen : x;
+    }
+}
+
 static __attribute__((noinline)) int amo(Hart *h, uint64_t address, int size, unsigned funct5, uint64_t b,
                                          uint64_t *old) {
     if (address & (uint64_t)(size - 1))
@@ -743,36 +759,16 @@ static __attribute__((noinline)) int amo(Hart *h, uint64_t address, int size, un
     if (!p || p == WATCHED)
         return NOT_HERE;
     if (size == 4) {
-        uint32_t *m = (uint32_t *)p, x = (uint32_t)b, seen = __atomic_load_n(m, __ATOMIC_RELAXED), want;
-        do {
-            switch (funct5) {
-            case 0: want = seen + x; break;
-            case 1: want = x; break;
-            case 4: want = seen ^ x; break;
-            case 8: want = seen | x; break;
-            case 12: want = seen & x; break;
-            case 16: want = (int32_t)seen < (int32_t)x ? seen : x; break;
-            case 20: want = (int32_t)seen > (int32_t)x ? seen : x; break;
-            case 24: want = seen < x ? seen : x; break;
-            default: want = seen > x ? seen : x; break;
-            }
-        } while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        uint32_t *m = (uint32_t *)p, seen = __atomic_load_n(m, __ATOMIC_RELAXED), want;
+        do
+            want = (uint32_t)amo_result(funct5, seen, (uint32_t)b, 4);
+        while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
         *old = w(seen);
     } else {
         uint64_t *m = (uint64_t *)p, seen = __atomic_load_n(m, __ATOMIC_RELAXED), want;
-        do {
-            switch (funct5) {
-            case 0: want = seen + b; break;
-            case 1: want = b; break;
-            case 4: want = seen ^ b; break;
-            case 8: want = seen | b; break;
-            case 12: want = seen & b; break;
-            case 16: want = (int64_t)seen < (int64_t)b ? seen : b; break;
-            case 20: want = (int64_t)seen > (int64_t)b ? seen : b; break;
-            case 24: want = seen < b ? seen : b; break;
-            default: want = seen > b ? seen : b; break;
-            }
-        } while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        do
+            want = amo_result(funct5, seen, b, 8);
+        while (!__atomic_compare_exchange_n(m, &seen, want, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
         *old = seen;
     }
     return RAN;
