@@ -24,6 +24,14 @@ CACHED_ALIAS = 0x4000_3000_0000
 UNCACHED_ALIAS = 0x0000_3000_0000
 UNCACHED_OFFSET = CACHED_ALIAS - UNCACHED_ALIAS  # an address's uncached alias is it less this (hooks.h too)
 
+# The cache's registers (sim/cache/registers.py says what each is; hooks.h too): the L3's
+# block, and one block per hart's L2
+CCACHE0 = 0x0201_0000
+CCACHE0_SIZE = 0x1000
+PL2CACHE0 = 0x1010_4000
+PL2CACHE0_STRIDE = 0x4000
+PL2CACHE0_SIZE = 4 * PL2CACHE0_STRIDE
+
 BANK_BYTES = 4 * GiB
 STACK_BYTES = 1 * MiB
 GUARD_BYTES = PAGE  # unmapped, after each region (and after the stacks and the heap)

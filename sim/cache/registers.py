@@ -19,11 +19,7 @@ which has more than 36 bits, say).
 
 from __future__ import annotations
 
-from ..layout import BANK_BYTES, UNCACHED_ALIAS
-
-CCACHE0 = 0x0201_0000
-PL2CACHE0 = 0x1010_4000
-PL2CACHE0_STRIDE = 0x4000
+from ..layout import BANK_BYTES, CCACHE0, PL2CACHE0, PL2CACHE0_STRIDE, UNCACHED_ALIAS
 
 # offset in the block: (name, size in bytes, what it is), as Caches.md lists them
 _CCACHE0 = {

@@ -108,33 +108,31 @@ static void maybe_grow(Core *core, void *uc) {
 }
 
 static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *core) {
-    if ((address & ~(uint64_t)(PAGE - 1)) == core->table.scratch_virtual && core->table.scratch_physical) {
-        if (type == UC_MEM_FETCH) /* the stubs' scratch (sim/isa/rewrite.py): data only */
-            goto refuse;
-        entry->paddr = core->table.scratch_physical;
-        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
-        return 1;
-    }
-    if (device_holds(address)) { /* the cache's registers (watch.c) */
+    Route to = route(core, address, core->table.scratch_virtual);
+    Span *span = to.span;
+    entry->paddr = address & ~(uint64_t)(PAGE - 1);
+    entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+    switch (to.kind) {
+    case ROUTE_SCRATCH: /* data only (sim/isa/rewrite.py) */
         if (type == UC_MEM_FETCH)
             goto refuse;
-        entry->paddr = address & ~(uint64_t)(PAGE - 1);
-        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        entry->paddr = core->table.scratch_physical;
         return 1;
-    }
-    if (address >= UNCACHED_LOW && address < UNCACHED_HIGH) { /* the uncached alias (watch.c) */
-        Span *cached = find_span(core, address + UNCACHED_OFFSET);
-        if (!cached || type == UC_MEM_FETCH)
+    case ROUTE_DEVICE: /* the cache's registers (watch.c): data only */
+        if (type == UC_MEM_FETCH)
             goto refuse;
-        /* a region's span is a device there; the rest is not cached by the simulator at all */
-        entry->paddr = (cached->kind == SPAN_REGION ? address : address + UNCACHED_OFFSET) & ~(uint64_t)(PAGE - 1);
-        entry->perms = UC_PROT_READ | UC_PROT_WRITE;
         return 1;
-    }
-    Span *span = find_span(core, address);
-    if (!span)
+    case ROUTE_UNCACHED: /* a region's span is a device there (watch.c); the rest is not */
+        if (type == UC_MEM_FETCH) /* cached by the simulator at all */
+            goto refuse;
+        if (span->kind != SPAN_REGION)
+            entry->paddr = to.cached & ~(uint64_t)(PAGE - 1);
+        return 1;
+    case ROUTE_SPAN:
+        break;
+    default: /* nothing, or a watched page's alias (only the TLB gives one) */
         goto refuse;
-    entry->paddr = address & ~(uint64_t)(PAGE - 1);
+    }
     switch (span->kind) {
     case SPAN_REGION: {
         if (type == UC_MEM_FETCH)

@@ -6,6 +6,8 @@
  *   turns.c   the block hook: the cycle model, and turns of an exact length
  *   dirty.c   the dirty lines of a region, for a flush
  *   spans.c   which span an address is in (and a search of a sorted array)
+ *   route.c   what an address is (a span, its uncached alias, a watched page, the cache's
+ *             registers, the stubs' scratch): one answer for fill.c and isa.c
  *   sizes.c   the structs' sizes, for hooks.py to check its mirrors against
  *   isa.c     the interrupt hook: the X280's instructions the engine lacks (Zba, Zbb,
  *             Zfh) run in C, and the interpreter that goes on from them while code is hot
@@ -139,6 +141,12 @@ enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNC
 #define UNCACHED_LOW 0x30000000ull   /* the alias of the lowest and highest */
 #define UNCACHED_HIGH 0x130000000ull /* cached addresses (0x4000_3000_0000 on) */
 #define LINE 64u
+/* The cache's registers (watch.c; sim/layout.py): the L3's block, and the four harts' L2s' */
+#define CCACHE0_BASE 0x02010000ull
+#define CCACHE0_SIZE 0x1000ull
+#define PL2CACHE0_BASE 0x10104000ull
+#define PL2CACHE0_STRIDE 0x4000ull
+#define PL2CACHE0_SIZE (4 * PL2CACHE0_STRIDE)
 #define LINES_PER_PAGE (PAGE / LINE)
 /* A watched page is mapped at its address plus WATCH_ALIAS, where the engine maps the span
  * again as a device: every access to it calls watch.c (sim/hart/core.py maps it). */
@@ -296,6 +304,14 @@ int at_breakpoint(const Turn *turn, uint64_t pc);
 int debugger_watches(const Debug *debug, uint64_t page); /* fill.c */
 
 Span *find_span(Core *core, uint64_t address);
+/* route.c: what ADDRESS is; SCRATCH is the stubs' scratch page's address in its space */
+enum { ROUTE_NONE, ROUTE_SCRATCH, ROUTE_DEVICE, ROUTE_UNCACHED, ROUTE_WATCHED, ROUTE_SPAN };
+typedef struct {
+    int kind;
+    Span *span;      /* the span the address belongs to (ROUTE_UNCACHED, _WATCHED, _SPAN) */
+    uint64_t cached; /* the address in that span's own window */
+} Route;
+Route route(Core *core, uint64_t address, uint64_t scratch);
 int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spans.c: KEY's index in VALUES (sorted), or -1 */
 int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* the last at most KEY, or -1 */
 

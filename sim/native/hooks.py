@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import layout
 from ..build import cache as build_cache
-
 from ..build import toolchain
 from ..build.cache import BuildError
 
@@ -47,8 +47,8 @@ EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED, EVENT_UNCACHED = 1, 2, 3, 4
 EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
-DEVICE_BLOCKS = (("CCACHE0", 0x0201_0000, 0x1000, "ccache_read", "ccache_write"),
-                 ("PL2CACHE0", 0x1010_4000, 4 * 0x4000, "pl2cache_read", "pl2cache_write"))
+DEVICE_BLOCKS = (("CCACHE0", layout.CCACHE0, layout.CCACHE0_SIZE, "ccache_read", "ccache_write"),
+                 ("PL2CACHE0", layout.PL2CACHE0, layout.PL2CACHE0_SIZE, "pl2cache_read", "pl2cache_write"))
 TRAP = ctypes.CFUNCTYPE(None, ctypes.c_int64)  # an exception for Python (isa.c, on_trap)
 NO_TRAP = TRAP(lambda number: None)  # a closed core's
 REG_READ = ctypes.c_void_p  # uc_reg_read, as a C function pointer

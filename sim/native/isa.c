@@ -212,26 +212,27 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     uint64_t paddr = 0;
     if (core->isa.translate(h->uc, address, write ? UC_PROT_WRITE_ : UC_PROT_READ_, &paddr) != 0)
         return 0;
-    int uncached = paddr >= UNCACHED_LOW && paddr < UNCACHED_HIGH;
-    if (paddr >= WATCH_ALIAS || uncached) { /* a watched page, or a region's uncached alias: */
-        uint64_t cached = uncached ? paddr + UNCACHED_OFFSET : paddr - WATCH_ALIAS; /* not kept, */
-        Span *span = find_span(core, cached); /* each access goes to watch.c */
-        if (!span || !span->region)
-            return 0;
-        h->watched = span->region;
-        h->watched_base = span->base - (uncached ? UNCACHED_OFFSET : 0);
-        h->watched_uncached = uncached;
-        return WATCHED;
-    }
+    Route to = route(core, paddr, core->table.scratch_physical);
     uint64_t ppage = paddr & ~(uint64_t)(PAGE - 1);
     uint8_t *host;
-    if (ppage == core->table.scratch_physical && core->table.scratch_host) {
-        host = core->table.scratch_host; /* the stubs' scratch page (fill.c) */
-    } else {
-        Span *span = find_span(core, paddr);
-        if (!span || paddr + 1 > span->end)
+    switch (to.kind) {
+    case ROUTE_WATCHED: case ROUTE_UNCACHED: /* a watched page, or a region's uncached alias: */
+        if (!to.span->region)                 /* not kept, each access goes to watch.c */
             return 0;
-        host = span->host + (ppage - span->base);
+        h->watched = to.span->region;
+        h->watched_base = to.span->base - (to.kind == ROUTE_UNCACHED ? UNCACHED_OFFSET : 0);
+        h->watched_uncached = to.kind == ROUTE_UNCACHED;
+        return WATCHED;
+    case ROUTE_SCRATCH: /* the stubs' scratch page (fill.c) */
+        if (!core->table.scratch_host)
+            return 0;
+        host = core->table.scratch_host;
+        break;
+    case ROUTE_SPAN:
+        host = to.span->host + (ppage - to.span->base);
+        break;
+    default: /* nothing, or the cache's registers: the engine does those */
+        return 0;
     }
     if (core->tlb.grow)
         h->stop = 1;

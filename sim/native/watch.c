@@ -38,11 +38,6 @@
 #include "hooks.h"
 
 #define FULL (~0ull)
-#define CCACHE0_BASE 0x02010000ull
-#define CCACHE0_SIZE 0x1000ull
-#define PL2CACHE0_BASE 0x10104000ull
-#define PL2CACHE0_STRIDE 0x4000ull
-#define PL2CACHE0_SIZE (4 * PL2CACHE0_STRIDE)
 
 static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, first + size) of a line */
     return size >= 64 ? FULL : ((1ull << size) - 1) << first;

@@ -55,6 +55,8 @@ def test_the_headers_numbers_are_pythons():
         TILE_HARTS=hooks.TILE_HARTS, TILE_L1_SETS=hooks.TILE_L1[0], TILE_L1_WAYS=hooks.TILE_L1[1],
         TILE_L2_SETS=hooks.TILE_L2[0], TILE_L2_WAYS=hooks.TILE_L2[1],
         TILE_L3_SETS=hooks.TILE_L3[0], TILE_L3_WAYS=hooks.TILE_L3[1],
+        CCACHE0_BASE=layout.CCACHE0, CCACHE0_SIZE=layout.CCACHE0_SIZE, PL2CACHE0_BASE=layout.PL2CACHE0,
+        PL2CACHE0_STRIDE=layout.PL2CACHE0_STRIDE, PL2CACHE0_SIZE=layout.PL2CACHE0_SIZE,
     )
     compared = {name: (c[name], python[name]) for name in python}
     assert {name for name, (ours, theirs) in compared.items() if ours != theirs} == set(), compared
