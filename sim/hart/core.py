@@ -212,7 +212,7 @@ class Core:
         self.native.turn.cycles = value
 
     def vector_state(self) -> hooks.VectorState:
-        """The core's vector unit: v0-v31, vl, vtype, vstart, vxrm, vxsat (sim/native/vector.h)."""
+        """The core's vector unit: v0-v31, vl, vtype, vstart, vxrm, vxsat (sim/native/vector/)."""
         return hooks.vector_state(self._scratch.ctypes.data)
 
     # -- running --------------------------------------------------------------------------

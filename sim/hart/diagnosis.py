@@ -93,7 +93,7 @@ class Diagnosis:
         )
 
     def vector_refused(self, bits: int, name: str, insn: str) -> str:
-        """Why the vector unit (sim/native/vector.h, which runs every vector instruction it
+        """Why the vector unit (sim/native/vector/, which runs every vector instruction it
         can) refused the vector instruction NAME: vtype is illegal, or the encoding is one
         RVV 1.0 reserves, or one the simulator does not run."""
         state = self._core.vector_state()
@@ -207,7 +207,7 @@ class Diagnosis:
 
     def vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
         """(the address, what it was) of the element a vector load or store at PC was
-        refused at (the unit recorded it, sim/native/vector.h), when it is one."""
+        refused at (the unit recorded it, sim/native/vector/memory.c), when it is one."""
         try:
             insn = self._explain.instruction(pc)
         except MemoryAccessError:

@@ -4,6 +4,7 @@ lacks, and the names of vector instructions (for the ones the vector unit refuse
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Callable
 
 from . import vector
@@ -167,60 +168,20 @@ def lacking(insn: int) -> tuple[str, str] | None:
 
 
 # -- the vector unit's instructions, by name ------------------------------------------------
+# (from the unit's own table, sim/native/vector/ops.def: sim.isa.vector.operations)
 
-_OPI = {  # OPIVV, OPIVX, OPIVI (funct3 0, 4, 3): funct6 -> (name, the funct3 it has)
-    0x00: ("vadd", "vxi"), 0x02: ("vsub", "vx"), 0x03: ("vrsub", "xi"), 0x04: ("vminu", "vx"),
-    0x05: ("vmin", "vx"), 0x06: ("vmaxu", "vx"), 0x07: ("vmax", "vx"), 0x09: ("vand", "vxi"),
-    0x0A: ("vor", "vxi"), 0x0B: ("vxor", "vxi"), 0x0C: ("vrgather", "vxi"), 0x0E: ("vslideup", "xi"),
-    0x0F: ("vslidedown", "xi"), 0x10: ("vadc", "vxi"), 0x11: ("vmadc", "vxi"), 0x12: ("vsbc", "vx"),
-    0x13: ("vmsbc", "vx"), 0x17: ("vmerge", "vxi"), 0x18: ("vmseq", "vxi"), 0x19: ("vmsne", "vxi"),
-    0x1A: ("vmsltu", "vx"), 0x1B: ("vmslt", "vx"), 0x1C: ("vmsleu", "vxi"), 0x1D: ("vmsle", "vxi"),
-    0x1E: ("vmsgtu", "xi"), 0x1F: ("vmsgt", "xi"), 0x20: ("vsaddu", "vxi"), 0x21: ("vsadd", "vxi"),
-    0x22: ("vssubu", "vx"), 0x23: ("vssub", "vx"), 0x25: ("vsll", "vxi"), 0x27: ("vsmul", "vx"),
-    0x28: ("vsrl", "vxi"), 0x29: ("vsra", "vxi"), 0x2A: ("vssrl", "vxi"), 0x2B: ("vssra", "vxi"),
-    0x2C: ("vnsrl", "vxi"), 0x2D: ("vnsra", "vxi"), 0x2E: ("vnclipu", "vxi"), 0x2F: ("vnclip", "vxi"),
-    0x30: ("vwredsumu", "v"), 0x31: ("vwredsum", "v"),
-}
-_OPM = {  # OPMVV, OPMVX (funct3 2, 6)
-    0x00: ("vredsum", "v"), 0x01: ("vredand", "v"), 0x02: ("vredor", "v"), 0x03: ("vredxor", "v"),
-    0x04: ("vredminu", "v"), 0x05: ("vredmin", "v"), 0x06: ("vredmaxu", "v"), 0x07: ("vredmax", "v"),
-    0x08: ("vaaddu", "vx"), 0x09: ("vaadd", "vx"), 0x0A: ("vasubu", "vx"), 0x0B: ("vasub", "vx"),
-    0x0E: ("vslide1up", "x"), 0x0F: ("vslide1down", "x"), 0x17: ("vcompress", "v"),
-    0x18: ("vmandn", "v"), 0x19: ("vmand", "v"), 0x1A: ("vmor", "v"), 0x1B: ("vmxor", "v"),
-    0x1C: ("vmorn", "v"), 0x1D: ("vmnand", "v"), 0x1E: ("vmnor", "v"), 0x1F: ("vmxnor", "v"),
-    0x20: ("vdivu", "vx"), 0x21: ("vdiv", "vx"), 0x22: ("vremu", "vx"), 0x23: ("vrem", "vx"),
-    0x24: ("vmulhu", "vx"), 0x25: ("vmul", "vx"), 0x26: ("vmulhsu", "vx"), 0x27: ("vmulh", "vx"),
-    0x29: ("vmadd", "vx"), 0x2B: ("vnmsub", "vx"), 0x2D: ("vmacc", "vx"), 0x2F: ("vnmsac", "vx"),
-    0x30: ("vwaddu", "vx"), 0x31: ("vwadd", "vx"), 0x32: ("vwsubu", "vx"), 0x33: ("vwsub", "vx"),
-    0x34: ("vwaddu.w", "vx"), 0x35: ("vwadd.w", "vx"), 0x36: ("vwsubu.w", "vx"), 0x37: ("vwsub.w", "vx"),
-    0x38: ("vwmulu", "vx"), 0x3A: ("vwmulsu", "vx"), 0x3B: ("vwmul", "vx"), 0x3C: ("vwmaccu", "vx"),
-    0x3D: ("vwmacc", "vx"), 0x3E: ("vwmaccus", "x"), 0x3F: ("vwmaccsu", "vx"),
-}
-_OPF = {  # OPFVV, OPFVF (funct3 1, 5)
-    0x00: ("vfadd", "vf"), 0x01: ("vfredusum", "v"), 0x02: ("vfsub", "vf"), 0x03: ("vfredosum", "v"),
-    0x04: ("vfmin", "vf"), 0x05: ("vfredmin", "v"), 0x06: ("vfmax", "vf"), 0x07: ("vfredmax", "v"),
-    0x08: ("vfsgnj", "vf"), 0x09: ("vfsgnjn", "vf"), 0x0A: ("vfsgnjx", "vf"), 0x0E: ("vfslide1up", "f"),
-    0x0F: ("vfslide1down", "f"), 0x17: ("vfmerge", "f"), 0x18: ("vmfeq", "vf"), 0x19: ("vmfle", "vf"),
-    0x1B: ("vmflt", "vf"), 0x1C: ("vmfne", "vf"), 0x1D: ("vmfgt", "f"), 0x1F: ("vmfge", "f"),
-    0x20: ("vfdiv", "vf"), 0x21: ("vfrdiv", "f"), 0x24: ("vfmul", "vf"), 0x27: ("vfrsub", "f"),
-    0x28: ("vfmadd", "vf"), 0x29: ("vfnmadd", "vf"), 0x2A: ("vfmsub", "vf"), 0x2B: ("vfnmsub", "vf"),
-    0x2C: ("vfmacc", "vf"), 0x2D: ("vfnmacc", "vf"), 0x2E: ("vfmsac", "vf"), 0x2F: ("vfnmsac", "vf"),
-    0x30: ("vfwadd", "vf"), 0x31: ("vfwredusum", "v"), 0x32: ("vfwsub", "vf"), 0x33: ("vfwredosum", "v"),
-    0x34: ("vfwadd.w", "vf"), 0x36: ("vfwsub.w", "vf"), 0x38: ("vfwmul", "vf"), 0x3C: ("vfwmacc", "vf"),
-    0x3D: ("vfwnmacc", "vf"), 0x3E: ("vfwmsac", "vf"), 0x3F: ("vfwnmsac", "vf"),
-}
-_VXUNARY0 = {2: "vzext.vf8", 3: "vsext.vf8", 4: "vzext.vf4", 5: "vsext.vf4", 6: "vzext.vf2", 7: "vsext.vf2"}
-_VMUNARY0 = {1: "vmsbf.m", 2: "vmsof.m", 3: "vmsif.m", 16: "viota.m", 17: "vid.v"}
-_VFUNARY0 = {
-    0: "vfcvt.xu.f.v", 1: "vfcvt.x.f.v", 2: "vfcvt.f.xu.v", 3: "vfcvt.f.x.v", 6: "vfcvt.rtz.xu.f.v",
-    7: "vfcvt.rtz.x.f.v", 8: "vfwcvt.xu.f.v", 9: "vfwcvt.x.f.v", 10: "vfwcvt.f.xu.v", 11: "vfwcvt.f.x.v",
-    12: "vfwcvt.f.f.v", 14: "vfwcvt.rtz.xu.f.v", 15: "vfwcvt.rtz.x.f.v", 16: "vfncvt.xu.f.w",
-    17: "vfncvt.x.f.w", 18: "vfncvt.f.xu.w", 19: "vfncvt.f.x.w", 20: "vfncvt.f.f.w", 21: "vfncvt.rod.f.f.w",
-    22: "vfncvt.rtz.xu.f.w", 23: "vfncvt.rtz.x.f.w",
-}
-_VFUNARY1 = {0: "vfsqrt.v", 4: "vfrsqrt7.v", 5: "vfrec7.v", 16: "vfclass.v"}
-_NARROWING = {0x2C, 0x2D, 0x2E, 0x2F}  # vnsrl, vnsra, vnclipu, vnclip: .wv, .wx, .wi
-_MASK_LOGIC = range(0x18, 0x20)  # OPMVV vmandn.mm ... vmxnor.mm
+
+@cache
+def _operations() -> tuple[dict[tuple[int, int], vector.Operation], dict[tuple[int, int, int], str]]:
+    """ops.def's rows by (funct3, funct6), and the unary ones' names by (funct3, funct6, vs1)."""
+    rows, unary = {}, {}
+    for op in vector.operations():
+        for funct3 in op.funct3s:
+            if op.vs1 is None:
+                rows[funct3, op.funct6] = op
+            else:
+                unary[funct3, op.funct6, op.vs1] = op.name
+    return rows, unary
 
 
 def vector_name(insn: int) -> str | None:
@@ -241,61 +202,34 @@ def vector_name(insn: int) -> str | None:
         return "vsetvl" if insn >> 25 == 0x40 else reserved
     funct6, vm, vs2, vs1 = insn >> 26, _bits(insn, 25, 25), _bits(insn, 24, 20), _bits(insn, 19, 15)
     kind = {0: "v", 4: "x", 3: "i", 2: "v", 6: "x", 1: "v", 5: "f"}[funct3]
-    if funct3 in (0, 3, 4):
-        if funct6 == 0x27 and funct3 == 3:  # vmv<nr>r.v
-            return f"vmv{vs1 + 1}r.v" if vs1 in (0, 1, 3, 7) else reserved
-        if funct6 == 0x0E and funct3 == 0:
-            return "vrgatherei16.vv"
-        name, has = _OPI.get(funct6, (None, ""))
-        if name is None or kind not in has:
-            return reserved
-        if funct6 == 0x17:
+    rows, unary = _operations()
+    if (funct3, funct6, vs1) in unary:
+        return unary[funct3, funct6, vs1]
+    op = rows.get((funct3, funct6))
+    if op is None:
+        return reserved
+    name = op.name
+    if funct6 == 0x27 and funct3 == 3:  # vmv<nr>r.v
+        return f"vmv{vs1 + 1}r.v" if vs1 in (0, 1, 3, 7) else reserved
+    if op.shape in ("INT_OTHER", "MUL_OTHER", "FLOAT_OTHER"):
+        if funct6 == 0x17 and funct3 in (0, 3, 4):
             return f"vmv.v.{kind}" if vm else f"vmerge.v{kind}m"
-        if funct6 in (0x10, 0x12):  # vadc, vsbc: masked only
+        if funct6 == 0x17 and funct3 == 5:
+            return "vfmv.v.f" if vm else "vfmerge.vfm"
+        if funct6 in (0x10, 0x12) and funct3 in (0, 3, 4):  # vadc, vsbc: masked only
             return f"{name}.v{kind}m" if not vm else reserved
-        if funct6 in (0x11, 0x13):  # vmadc, vmsbc: with or without the carry
+        if funct6 in (0x11, 0x13) and funct3 in (0, 3, 4):  # vmadc, vmsbc: with or without the carry
             return f"{name}.v{kind}m" if not vm else f"{name}.v{kind}"
-        if funct6 in _NARROWING:
-            return f"{name}.w{kind}"
-        if funct6 in (0x30, 0x31):
-            return f"{name}.vs"
-        return f"{name}.v{kind}"
-    if funct3 in (2, 6):
-        if funct6 == 0x10:
-            if funct3 == 6:
-                return "vmv.s.x" if vs2 == 0 else reserved
-            return {0: "vmv.x.s", 16: "vcpop.m", 17: "vfirst.m"}.get(vs1, reserved)
-        if funct6 == 0x12 and funct3 == 2:
-            return _VXUNARY0.get(vs1, reserved)
-        if funct6 == 0x14 and funct3 == 2:
-            return _VMUNARY0.get(vs1, reserved)
-        name, has = _OPM.get(funct6, (None, ""))
-        if name is None or kind not in has:
-            return reserved
-        if funct6 < 8:
-            return f"{name}.vs"
+        if funct6 == 0x10:  # vmv.s.x, vfmv.s.f
+            return name if vs2 == 0 else reserved
         if funct6 == 0x17:
             return "vcompress.vm"
-        if funct6 in _MASK_LOGIC:
-            return f"{name}.mm"
-        if name.endswith(".w"):
-            return f"{name[:-2]}.w{kind}"
-        return f"{name}.v{kind}"
-    if funct6 == 0x10:
-        if funct3 == 5:
-            return "vfmv.s.f" if vs2 == 0 else reserved
-        return "vfmv.f.s" if vs1 == 0 else reserved
-    if funct6 == 0x12 and funct3 == 1:
-        return _VFUNARY0.get(vs1, reserved)
-    if funct6 == 0x13 and funct3 == 1:
-        return _VFUNARY1.get(vs1, reserved)
-    name, has = _OPF.get(funct6, (None, ""))
-    if name is None or kind not in has:
-        return reserved
-    if funct6 == 0x17:
-        return "vfmv.v.f" if vm else "vfmerge.vfm"
-    if funct6 in (0x01, 0x03, 0x05, 0x07, 0x31, 0x33):
+    if op.shape == "NARROW":
+        return f"{name}.w{kind}"
+    if op.shape in ("MUL_REDUCE", "FLOAT_REDUCE") or (op.shape == "INT_OTHER" and funct6 in (0x30, 0x31)):
         return f"{name}.vs"
+    if op.shape == "MUL_MASK":
+        return f"{name}.mm"
     if name.endswith(".w"):
         return f"{name[:-2]}.w{kind}"
     return f"{name}.v{kind}"

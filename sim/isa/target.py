@@ -5,7 +5,7 @@ The card's X280 cores run `rv64imafdcv_zicsr_zifencei_zfh_zba_zbb` (ISA_STRING: 
 RVV 1.0 with VLEN 512, ELEN 64 and Zvfh (half-precision vector floating point): the CPU
 that clang and zig call `sifive_x280`. The simulator runs all of it: RV64GC in the engine,
 Zba, Zbb and Zfh (with Zfhmin) in C (sim/native/isa.c), and the vector unit in C
-(sim/native/vector.h, vector_fp.h). So threads are compiled, by default, for the X280
+(sim/native/vector/). So threads are compiled, by default, for the X280
 itself: zig's `-mcpu=sifive_x280`, which tells the compiler VLEN is 512 and gives it the
 X280's scheduling model (DEFAULT_MARCH is the same target in gcc's spelling).
 

@@ -1,7 +1,54 @@
-"""The vector unit's words, for messages: vtype as RVV's assembly writes it, and the names
-of the vector loads and stores (the unit itself is C: sim/native/vector.h)."""
+"""The vector unit's words, for messages: vtype as RVV's assembly writes it, the names of
+the vector loads and stores, and the table of OP-V operations the unit itself is built
+from (sim/native/vector/ops.def, read as text: the one place that names them)."""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+OPS = Path(__file__).resolve().parent.parent / "native" / "vector" / "ops.def"
+# The funct3 of each family of ops.def's shapes, by the letter its forms column uses
+_FAMILY_FORMS = {
+    "OPI": {"V": 0, "X": 4, "I": 3, "U": 3},
+    "OPM": {"V": 2, "X": 6},
+    "OPF": {"V": 1, "F": 5},
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A row of ops.def: an OP-V operation, or (VS1 set) one instruction of a funct6 whose
+    instructions the vs1 field chooses."""
+
+    shape: str  # INT, FIXED, INT_CMP, NARROW, MUL_REDUCE, FLOAT, ... (ops.def says each)
+    funct6: int
+    name: str  # its mnemonic's stem: "vadd", "vwaddu.w"; whole for a unary one: "vzext.vf2"
+    funct3s: frozenset[int]  # the funct3 it has
+    vs1: int | None = None
+
+
+def _family(shape: str) -> str:
+    return "OPM" if shape.startswith("MUL") else "OPF" if shape.startswith("FLOAT") else "OPI"
+
+
+@cache
+def operations() -> tuple[Operation, ...]:
+    """ops.def's rows."""
+    text = re.sub(r"/\*.*?\*/", " ", OPS.read_text(), flags=re.S)
+    rows = []
+    for shape, f6, rest in re.findall(r"^([A-Z_]+)\((0x[0-9A-Fa-f]+),\s*(.*)\)\s*$", text, flags=re.M):
+        columns = [part.strip() for part in rest.split(",")]
+        family = _FAMILY_FORMS[_family(shape)]
+        if shape.endswith("_UNARY"):
+            rows.append(Operation(shape, int(f6, 16), columns[1].replace("_", "."), frozenset({family["V"]}),
+                                  int(columns[0])))
+        else:
+            rows.append(Operation(shape, int(f6, 16), columns[0].replace("_", "."),
+                                  frozenset(family[letter] for letter in columns[1])))
+    return tuple(rows)
 
 VILL = 1 << 63
 _LMUL = {0: "m1", 1: "m2", 2: "m4", 3: "m8", 5: "mf8", 6: "mf4", 7: "mf2"}

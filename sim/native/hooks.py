@@ -32,8 +32,9 @@ from ..build import toolchain
 from ..build.cache import BuildError
 
 FOLDER = Path(__file__).resolve().parent
-SOURCES = tuple(sorted(FOLDER.glob("*.c")))
-HEADERS = tuple(sorted(FOLDER.glob("*.h")))
+# (vector/: the vector unit, its files and its table of operations, ops.def)
+SOURCES = tuple(sorted([*FOLDER.glob("*.c"), *FOLDER.glob("vector/*.c")]))
+HEADERS = tuple(sorted([*FOLDER.glob("*.h"), *FOLDER.glob("vector/*.h"), *FOLDER.glob("vector/*.def")]))
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
@@ -368,7 +369,7 @@ def _build() -> Path:
     # name where its symbols come from, so elsewhere the system's C library is linked.
     command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
     key = build_cache.key_of(
-        ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.name, f.read_bytes())), *command[1:],
+        ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.relative_to(FOLDER).as_posix(), f.read_bytes())), *command[1:],
          toolchain.zig_identity(), sys.platform, platform.machine()]
     )
     found = build_cache.lookup("host", key)

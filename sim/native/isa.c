@@ -15,9 +15,10 @@
  * does, and reaches memory the way the engine does: through uc_vmem_translate, so through
  * the engine's TLB and tlb_fill (fill.c), which the cache model and the checker see.
  *
- * The vector unit will be one more part of this file's decoder and Hart (issue 14).
+ * The Hart, the decoded instructions and the memory access are hart.h's, which the vector
+ * unit (vector/, vector_run) shares.
  */
-#include "hooks.h"
+#include "hart.h"
 
 #define UC_PROT_READ_ 1
 #define UC_PROT_WRITE_ 2
@@ -25,42 +26,6 @@
 
 #define STAY 256          /* instructions without one the engine lacks before going back to it */
 #define EPISODE (1 << 20) /* the most the interpreter runs at a time (a stop is seen between) */
-#define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
-#define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
-
-typedef struct {
-    uint64_t pc;
-    uint32_t insn;       /* the 32-bit instruction (a compressed one expanded) */
-    uint16_t op;
-    uint8_t length;
-    uint8_t own;         /* one the engine lacks (so the code is still hot) */
-    uint8_t rd, rs1, rs2, rs3;
-    uint8_t rm;
-    uint8_t pad;
-    uint32_t generation;
-    int64_t imm;
-} Decoded;
-
-typedef struct {
-    uint64_t page;       /* the page's address + 1 (0: empty) */
-    uint8_t *host;
-    uint32_t generation;
-    uint32_t writable;
-} PageEntry;
-
-typedef struct { /* a core's vector unit (vector.h) */
-    uint8_t reg[32][64];  /* v0-v31, VLEN 512 */
-    uint64_t vl, vtype, vstart, vxrm, vxsat;
-    uint64_t ready;       /* (0: as Python allocated it, not yet reset) */
-    int64_t refused;      /* the element of the last vector access the memory refused (-1: none) */
-    uint64_t refused_address; /* and the address it was at */
-} VectorUnit;
-
-typedef struct {
-    Decoded code[CODE_CACHE];
-    PageEntry pages[PAGE_CACHE];
-    VectorUnit vector;
-} Scratch;
 
 uint64_t isa_scratch_size(void) { return sizeof(Scratch); }
 
@@ -75,99 +40,6 @@ void isa_vector_state(const void *scratch, uint8_t *regs, uint64_t csrs[7]) {
     uint64_t reset[7] = {0, 1ull << 63, 0, 0, 0, (uint64_t)-1, 0};
     uint64_t now[7] = {v->vl, v->vtype, v->vstart, v->vxrm, v->vxsat, (uint64_t)v->refused, v->refused_address};
     __builtin_memcpy(csrs, v->ready ? now : reset, sizeof now);
-}
-
-/* The hart's registers while the hook runs: read from the engine as needed, written back
- * at the end. */
-typedef struct {
-    Core *core;
-    void *uc;
-    Scratch *scratch;
-    uint64_t x[32];
-    uint64_t f[32];
-    uint32_t x_have, x_dirty, f_have, f_dirty;
-    uint32_t flags;     /* fflags raised */
-    int frm;            /* the dynamic rounding mode (-1: not read yet) */
-    uint64_t pc;        /* the instruction running */
-    int engine_pc_moved;
-    int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
-    uint32_t page_generation, code_generation;
-    Region *watched;        /* the watched page host_miss last met (watch.c), */
-    uint64_t watched_base;  /* its span's address, */
-    int watched_uncached;   /* and whether it is the region's uncached alias */
-} Hart;
-
-#define WATCHED ((uint8_t *)1) /* host_of's answer for a watched page: an access at a time */
-
-#define AI inline __attribute__((always_inline))
-
-/* x register N. EAGER (a constant where it is called): all were read at the start (the
- * interpreter's way), so each access is one load; else each is read when first used
- * (a single instruction's way). */
-static AI uint64_t X(Hart *h, int n, int eager) {
-    if (!eager && !(h->x_have >> n & 1)) {
-        h->core->engine.reg_read(h->uc, UC_REG_X0 + n, &h->x[n]);
-        h->x_have |= 1u << n;
-    }
-    return h->x[n];
-}
-
-static AI void set_x(Hart *h, int n, uint64_t value, int eager) {
-    if (eager) { /* (x0 is made 0 again after each instruction) */
-        h->x[n] = value;
-        return;
-    }
-    if (n == 0)
-        return;
-    h->x[n] = value;
-    h->x_have |= 1u << n;
-    h->x_dirty |= 1u << n;
-}
-
-static uint64_t F(Hart *h, int n) {
-    if (!(h->f_have >> n & 1)) {
-        h->core->engine.reg_read(h->uc, UC_REG_F0 + n, &h->f[n]);
-        h->f_have |= 1u << n;
-    }
-    return h->f[n];
-}
-
-static void set_f(Hart *h, int n, uint64_t value) {
-    h->f[n] = value;
-    h->f_have |= 1u << n;
-    h->f_dirty |= 1u << n;
-}
-
-/* A half in f register N, NaN-boxed as the F extension asks: a value whose upper 48
- * bits are not all ones is the canonical NaN. */
-static uint16_t H(Hart *h, int n) {
-    uint64_t v = F(h, n);
-    return (v >> 16) == 0xFFFFFFFFFFFFull ? (uint16_t)v : HALF_NAN;
-}
-
-static void set_h(Hart *h, int n, uint16_t value) { set_f(h, n, 0xFFFFFFFFFFFF0000ull | value); }
-
-/* A single in f register N. The engine leaves the single-precision results it computes
- * unboxed (upper 32 bits zero, docs/simulator.md), so those count as singles too. */
-static uint32_t S(Hart *h, int n) {
-    uint64_t v = F(h, n), upper = v >> 32;
-    return upper == 0xFFFFFFFFull || upper == 0 ? (uint32_t)v : 0x7FC00000u;
-}
-
-static void set_s(Hart *h, int n, uint32_t value) { set_f(h, n, 0xFFFFFFFF00000000ull | value); }
-
-/* The rounding mode of an instruction's rm field; -1 when it is reserved (the instruction
- * is illegal). */
-static int rounding(Hart *h, int rm) {
-    if (rm == RM_DYN) {
-        if (h->frm < 0) {
-            uint64_t frm = 0;
-            h->core->engine.reg_read(h->uc, UC_REG_FRM, &frm);
-            h->frm = (int)(frm & 7);
-        }
-        rm = h->frm;
-    }
-    return rm <= RM_RMM ? rm : -1;
 }
 
 /* Write what changed back to the engine; it goes on at NEXT_PC (its pc is REPORTED now). */
@@ -195,7 +67,7 @@ static void write_back(Hart *h, uint64_t next_pc, uint64_t reported) {
 
 /* The host address of ADDRESS (an access that stays inside its page), through the
  * engine's TLB (and so tlb_fill, which may refuse: 0). */
-static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int write) {
+__attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int write) {
     uint64_t page = address & ~(uint64_t)(PAGE - 1);
     PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
     Core *core = h->core;
@@ -245,17 +117,9 @@ static __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, i
     return e->host + (address - page);
 }
 
-static inline __attribute__((always_inline)) uint8_t *host_of(Hart *h, uint64_t address, int write) {
-    uint64_t page = address & ~(uint64_t)(PAGE - 1);
-    PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
-    if (__builtin_expect(e->page == page + 1 && e->generation == h->page_generation &&
-                         (!write || e->writable), 1))
-        return e->host + (address - page);
-    return host_miss(h, address, write);
-}
 
 /* An access to a watched page (host_of gave WATCHED): the bytes, and watch.c told. */
-static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
+__attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t offset = address - h->watched_base, v = 0;
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
@@ -269,7 +133,7 @@ static __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int
     return 1;
 }
 
-static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
+__attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
     uint64_t offset = address - h->watched_base;
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
@@ -283,7 +147,7 @@ static __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, in
 }
 
 /* Across two pages: a byte at a time (both pages first, so that a refusal changes nothing). */
-static __attribute__((noinline)) int load_split(Hart *h, uint64_t address, int size, uint64_t *value) {
+__attribute__((noinline)) int load_split(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t v = 0;
     for (int i = 0; i < size; i++) {
         uint8_t *p = host_of(h, address + i, 0);
@@ -300,7 +164,7 @@ static __attribute__((noinline)) int load_split(Hart *h, uint64_t address, int s
     return 1;
 }
 
-static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int size, uint64_t value) {
+__attribute__((noinline)) int store_split(Hart *h, uint64_t address, int size, uint64_t value) {
     for (int i = 0; i < size; i++)
         if (!host_of(h, address + i, 1))
             return 0;
@@ -314,40 +178,6 @@ static __attribute__((noinline)) int store_split(Hart *h, uint64_t address, int 
     return 1;
 }
 
-/* Load or store SIZE bytes (1, 2, 4, 8: a constant where it is called, so each is one
- * host load or store) at ADDRESS: 0 when the memory refuses. */
-#define ACCESS(T, size)                                                                      \
-    static inline __attribute__((always_inline)) int load##size(Hart *h, uint64_t address, uint64_t *value) { \
-        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
-            return load_split(h, address, size, value);                                      \
-        uint8_t *p = host_of(h, address, 0);                                                 \
-        if (!p)                                                                              \
-            return 0;                                                                        \
-        if (p == WATCHED)                                                                    \
-            return watched_load(h, address, size, value);                                    \
-        T v;                                                                                 \
-        __builtin_memcpy(&v, p, size);                                                       \
-        *value = v;                                                                          \
-        return 1;                                                                            \
-    }                                                                                        \
-    static inline __attribute__((always_inline)) int store##size(Hart *h, uint64_t address, uint64_t value) { \
-        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
-            return store_split(h, address, size, value);                                     \
-        uint8_t *p = host_of(h, address, 1);                                                 \
-        if (!p)                                                                              \
-            return 0;                                                                        \
-        if (p == WATCHED)                                                                    \
-            return watched_store(h, address, size, value);                                   \
-        T v = (T)value;                                                                      \
-        __builtin_memcpy(p, &v, size);                                                       \
-        return 1;                                                                            \
-    }
-ACCESS(uint8_t, 1)
-ACCESS(uint16_t, 2)
-ACCESS(uint32_t, 4)
-ACCESS(uint64_t, 8)
-#define load(h, a, size, v) load##size(h, a, v)
-#define store(h, a, size, v) store##size(h, a, v)
 
 /* -- decoding --------------------------------------------------------------------------- */
 
@@ -383,13 +213,12 @@ enum {
     OP_FMADD_H, OP_FMSUB_H, OP_FNMSUB_H, OP_FNMADD_H,
     /* the loader's stand-ins for fmin and fmax (sim/isa/stand_in.py) */
     OP_FMIN_S, OP_FMAX_S, OP_FMIN_D, OP_FMAX_D,
-    /* V (vector.h) */
+    /* V (vector/) */
     OP_VECTOR, OP_VLOAD, OP_VSTORE, OP_VCSR,
 };
 
 static int64_t sext(uint64_t value, int bits) { return (int64_t)(value << (64 - bits)) >> (64 - bits); }
 
-static uint32_t bits(uint32_t insn, int hi, int lo) { return (insn >> lo) & ((1u << (hi - lo + 1)) - 1); }
 
 /* A compressed instruction as the 32-bit one it stands for (0: none the interpreter runs). */
 static uint32_t expand(uint16_t c) {
@@ -508,7 +337,6 @@ static uint32_t expand(uint16_t c) {
     return 0;
 }
 
-static int is_vector_csr(uint32_t csr); /* (vector.h) */
 
 static int decode_op(uint32_t insn) {
     uint32_t opcode = insn & 0x7F, f3 = bits(insn, 14, 12), f7 = insn >> 25, rs2 = bits(insn, 24, 20);
@@ -712,9 +540,7 @@ static __attribute__((noinline)) Decoded *fetch_miss(Hart *h, uint64_t pc) {
 
 /* -- running ---------------------------------------------------------------------------- */
 
-enum { RAN, NOT_HERE, REFUSED };
 
-#include "vector.h"
 
 static uint64_t orc_b(uint64_t v) {
     uint64_t out = 0;

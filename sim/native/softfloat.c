@@ -1,6 +1,6 @@
 /* softfloat.c: IEEE 754 binary16, binary32 and binary64 arithmetic exactly, in integers:
  * Zfh's half precision, the vector unit's floating point at SEW 16, 32 and 64
- * (vector_fp.h), and the F and D instructions the engine runs unlike the X280 (fmin,
+ * (vector/float.c), and the F and D instructions the engine runs unlike the X280 (fmin,
  * fmax with a signalling NaN).
  *
  * Every operation works on exact values: a finite number is sign * mant * 2^exp with an

@@ -284,7 +284,7 @@ FAST_OPS = {  # funct6: the softfloat call that means the same (a: vs2's element
 @settings(max_examples=4000, deadline=None)
 @given(funct6=st.sampled_from(sorted(FAST_OPS)), a=single_bits(None), b=single_bits(None), c=single_bits(None))
 def test_the_hosts_binary32_way_is_softfloats_answer_wherever_it_answers(funct6, a, b, c):
-    """vector_fp.h does binary32 sums, products and multiply-adds under RNE in the host's
+    """vector/float.c does binary32 sums, products and multiply-adds under RNE in the host's
     binary64 where that is exact (hostfloat.h); where it answers, it must be softfloat's
     answer, flags and all."""
     lib = _lib()

@@ -1,4 +1,4 @@
-"""The vector unit (sim/native/vector.h) from C: its loads and
+"""The vector unit (sim/native/vector/) from C: its loads and
 stores go through the cache model and the checker like scalar ones, a bad address is a
 ThreadFault at the instruction's line, and vl/vtype behave as RVV 1.0 says. (The vector
 code is written by hand, in assembly, with the vector registers it writes clobbered and its

@@ -1,6 +1,6 @@
-"""The vector unit's integer side and its loads and stores (sim/native/vector.h and
-vector_int.h) against qemu-riscv64 (QEMU 7.2, `-cpu rv64,v=true,vlen=512,elen=64,
-vext_spec=v1.0`), instruction for instruction.
+"""The vector unit's integer side and its loads and stores (sim/native/vector/: integer.c,
+fixed.c, permute.c, mask.c and memory.c) against qemu-riscv64 (QEMU 7.2, `-cpu
+rv64,v=true,vlen=512,elen=64,vext_spec=v1.0`), instruction for instruction.
 
 Hypothesis writes programs: a vsetvli or vsetivli of random SEW, LMUL (fractional too,
 and illegal ones), policies and AVL, then integer instructions (single-width, widening,

@@ -1,4 +1,4 @@
-"""The vector unit's floating point (sim/native/vector_fp.h) against qemu-riscv64, as
+"""The vector unit's floating point (sim/native/vector/float.c) against qemu-riscv64, as
 tests/isa/test_vs_qemu_vector.py does the integer side (the same harness, tests/vs_qemu/run_v.S).
 
 Hypothesis writes programs of the floating-point instructions at SEW 16 (Zvfh), 32 and 64

@@ -212,7 +212,7 @@ def test_the_tlb_grows_so_a_pointer_chase_stops_refilling(tmp_path, kernels):
 
 
 # Vector code (the compiler's, from plain loops, and intrinsics) between scalar code: the
-# unit runs in the interpreter (isa.c, vector.h), which must count and stop exactly too.
+# unit runs in the interpreter (isa.c, vector/), which must count and stop exactly too.
 VECTOR = r"""
 #include <riscv_vector.h>
 #include "kmx.h"

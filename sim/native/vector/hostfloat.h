@@ -1,5 +1,5 @@
 /* hostfloat.h: binary32 additions, multiplications and fused multiply-adds in the host's
- * binary64, for the vector unit's commonest case (vector_fp.h): round to nearest even,
+ * binary64, for the vector unit's commonest case (float.c): round to nearest even,
  * normal operands, a normal result. Where the host cannot be proven to give softfloat.c's
  * exact answer and flags, these return 0 and the caller uses softfloat.c.
  *

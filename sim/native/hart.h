@@ -1,0 +1,205 @@
+/* hart.h: the interpreter's hart (isa.c), shared with the vector unit (vector/): a core's
+ * registers while the interrupt hook runs, its decoded instructions and page translations
+ * (Scratch, kept in memory Python allocated for the core), and how an instruction reaches
+ * the thread's memory (host_of, load, store: through the engine's TLB, so through
+ * tlb_fill, which the cache model and the checker see). One header, so that isa.c and
+ * each of the vector unit's files see the same Hart.
+ */
+#ifndef KOMOREBI_HART_H
+#define KOMOREBI_HART_H
+#include "hooks.h"
+
+#define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
+#define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
+
+typedef struct {
+    uint64_t pc;
+    uint32_t insn;       /* the 32-bit instruction (a compressed one expanded) */
+    uint16_t op;
+    uint8_t length;
+    uint8_t own;         /* one the engine lacks (so the code is still hot) */
+    uint8_t rd, rs1, rs2, rs3;
+    uint8_t rm;
+    uint8_t pad;
+    uint32_t generation;
+    int64_t imm;
+} Decoded;
+
+typedef struct {
+    uint64_t page;       /* the page's address + 1 (0: empty) */
+    uint8_t *host;
+    uint32_t generation;
+    uint32_t writable;
+} PageEntry;
+
+typedef struct { /* a core's vector unit (vector/) */
+    uint8_t reg[32][64];  /* v0-v31, VLEN 512 */
+    uint64_t vl, vtype, vstart, vxrm, vxsat;
+    uint64_t ready;       /* (0: as Python allocated it, not yet reset) */
+    int64_t refused;      /* the element of the last vector access the memory refused (-1: none) */
+    uint64_t refused_address; /* and the address it was at */
+} VectorUnit;
+
+typedef struct {
+    Decoded code[CODE_CACHE];
+    PageEntry pages[PAGE_CACHE];
+    VectorUnit vector;
+} Scratch;
+
+/* The hart's registers while the hook runs: read from the engine as needed, written back
+ * at the end. */
+typedef struct {
+    Core *core;
+    void *uc;
+    Scratch *scratch;
+    uint64_t x[32];
+    uint64_t f[32];
+    uint32_t x_have, x_dirty, f_have, f_dirty;
+    uint32_t flags;     /* fflags raised */
+    int frm;            /* the dynamic rounding mode (-1: not read yet) */
+    uint64_t pc;        /* the instruction running */
+    int engine_pc_moved;
+    int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
+    uint32_t page_generation, code_generation;
+    Region *watched;        /* the watched page host_miss last met (watch.c), */
+    uint64_t watched_base;  /* its span's address, */
+    int watched_uncached;   /* and whether it is the region's uncached alias */
+} Hart;
+
+#define WATCHED ((uint8_t *)1) /* host_of's answer for a watched page: an access at a time */
+
+#define AI inline __attribute__((always_inline))
+
+/* x register N. EAGER (a constant where it is called): all were read at the start (the
+ * interpreter's way), so each access is one load; else each is read when first used
+ * (a single instruction's way). */
+static AI uint64_t X(Hart *h, int n, int eager) {
+    if (!eager && !(h->x_have >> n & 1)) {
+        h->core->engine.reg_read(h->uc, UC_REG_X0 + n, &h->x[n]);
+        h->x_have |= 1u << n;
+    }
+    return h->x[n];
+}
+
+static AI void set_x(Hart *h, int n, uint64_t value, int eager) {
+    if (eager) { /* (x0 is made 0 again after each instruction) */
+        h->x[n] = value;
+        return;
+    }
+    if (n == 0)
+        return;
+    h->x[n] = value;
+    h->x_have |= 1u << n;
+    h->x_dirty |= 1u << n;
+}
+
+static inline uint64_t F(Hart *h, int n) {
+    if (!(h->f_have >> n & 1)) {
+        h->core->engine.reg_read(h->uc, UC_REG_F0 + n, &h->f[n]);
+        h->f_have |= 1u << n;
+    }
+    return h->f[n];
+}
+
+static inline void set_f(Hart *h, int n, uint64_t value) {
+    h->f[n] = value;
+    h->f_have |= 1u << n;
+    h->f_dirty |= 1u << n;
+}
+
+/* A half in f register N, NaN-boxed as the F extension asks: a value whose upper 48
+ * bits are not all ones is the canonical NaN. */
+static inline uint16_t H(Hart *h, int n) {
+    uint64_t v = F(h, n);
+    return (v >> 16) == 0xFFFFFFFFFFFFull ? (uint16_t)v : HALF_NAN;
+}
+
+static inline void set_h(Hart *h, int n, uint16_t value) { set_f(h, n, 0xFFFFFFFFFFFF0000ull | value); }
+
+/* A single in f register N. The engine leaves the single-precision results it computes
+ * unboxed (upper 32 bits zero, docs/simulator.md), so those count as singles too. */
+static inline uint32_t S(Hart *h, int n) {
+    uint64_t v = F(h, n), upper = v >> 32;
+    return upper == 0xFFFFFFFFull || upper == 0 ? (uint32_t)v : 0x7FC00000u;
+}
+
+static inline void set_s(Hart *h, int n, uint32_t value) { set_f(h, n, 0xFFFFFFFF00000000ull | value); }
+
+/* The rounding mode of an instruction's rm field; -1 when it is reserved (the instruction
+ * is illegal). */
+static inline int rounding(Hart *h, int rm) {
+    if (rm == RM_DYN) {
+        if (h->frm < 0) {
+            uint64_t frm = 0;
+            h->core->engine.reg_read(h->uc, UC_REG_FRM, &frm);
+            h->frm = (int)(frm & 7);
+        }
+        rm = h->frm;
+    }
+    return rm <= RM_RMM ? rm : -1;
+}
+
+/* What running an instruction came to: done, not one the interpreter runs (or illegal),
+ * or an access the memory refused (core->refused says which). */
+enum { RAN, NOT_HERE, REFUSED };
+
+static inline uint32_t bits(uint32_t insn, int hi, int lo) { return (insn >> lo) & ((1u << (hi - lo + 1)) - 1); }
+
+/* -- memory (isa.c) ----------------------------------------------------------------------- */
+
+uint8_t *host_miss(Hart *h, uint64_t address, int write);
+int watched_load(Hart *h, uint64_t address, int size, uint64_t *value);
+int watched_store(Hart *h, uint64_t address, int size, uint64_t value);
+int load_split(Hart *h, uint64_t address, int size, uint64_t *value);
+int store_split(Hart *h, uint64_t address, int size, uint64_t value);
+
+static inline __attribute__((always_inline)) uint8_t *host_of(Hart *h, uint64_t address, int write) {
+    uint64_t page = address & ~(uint64_t)(PAGE - 1);
+    PageEntry *e = &h->scratch->pages[(address / PAGE) & (PAGE_CACHE - 1)];
+    if (__builtin_expect(e->page == page + 1 && e->generation == h->page_generation &&
+                         (!write || e->writable), 1))
+        return e->host + (address - page);
+    return host_miss(h, address, write);
+}
+
+/* Load or store SIZE bytes (1, 2, 4, 8: a constant where it is called, so each is one
+ * host load or store) at ADDRESS: 0 when the memory refuses. */
+#define ACCESS(T, size)                                                                      \
+    static inline __attribute__((always_inline)) int load##size(Hart *h, uint64_t address, uint64_t *value) { \
+        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
+            return load_split(h, address, size, value);                                      \
+        uint8_t *p = host_of(h, address, 0);                                                 \
+        if (!p)                                                                              \
+            return 0;                                                                        \
+        if (p == WATCHED)                                                                    \
+            return watched_load(h, address, size, value);                                    \
+        T v;                                                                                 \
+        __builtin_memcpy(&v, p, size);                                                       \
+        *value = v;                                                                          \
+        return 1;                                                                            \
+    }                                                                                        \
+    static inline __attribute__((always_inline)) int store##size(Hart *h, uint64_t address, uint64_t value) { \
+        if (__builtin_expect((address & (PAGE - 1)) + size > PAGE, 0))                       \
+            return store_split(h, address, size, value);                                     \
+        uint8_t *p = host_of(h, address, 1);                                                 \
+        if (!p)                                                                              \
+            return 0;                                                                        \
+        if (p == WATCHED)                                                                    \
+            return watched_store(h, address, size, value);                                   \
+        T v = (T)value;                                                                      \
+        __builtin_memcpy(p, &v, size);                                                       \
+        return 1;                                                                            \
+    }
+ACCESS(uint8_t, 1)
+ACCESS(uint16_t, 2)
+ACCESS(uint32_t, 4)
+ACCESS(uint64_t, 8)
+#define load(h, a, size, v) load##size(h, a, v)
+#define store(h, a, size, v) store##size(h, a, v)
+
+/* -- the vector unit (vector/) -------------------------------------------------------------- */
+
+int vector_run(Hart *h, const Decoded *d); /* an OP-V instruction, a vector load or store, a vector CSR */
+int is_vector_csr(uint32_t csr);
+
+#endif

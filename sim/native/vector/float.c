@@ -1,0 +1,399 @@
+/* float.c: the vector unit's floating point (RVV 1.0, chapter 13; OPFVV, OPFVF): ops.def's
+ * FLOAT, FLOAT_CMP, FLOAT_REDUCE, FLOAT_WIDEN, FLOAT_OTHER and FLOAT_UNARY rows.
+ *
+ * Every operation is softfloat.c's, exact IEEE in binary16 (Zvfh), binary32 and binary64
+ * for SEW 16, 32 and 64, rounded by frm and raising fflags as the scalar instructions do;
+ * binary32 sums, products and multiply-adds under RNE go through the host's binary64
+ * where that is provably the same answer (a FLOAT row's HOST column, hostfloat.h).
+ * Done: the single-width arithmetic (vfadd, vfsub, vfrsub, vfmul, vfdiv, vfrdiv, vfmin,
+ * vfmax, the sign injections, vfsqrt, vfclass), the eight fused multiply-adds, the
+ * comparisons, vfmerge and vfmv (v.f, f.s, s.f), vfslide1up and vfslide1down, the
+ * reductions (ordered and unordered, and their widening forms), the widening arithmetic
+ * (vfwadd, vfwsub and their .w forms, vfwmul, the widening multiply-adds) and every
+ * conversion (single-width, widening and narrowing, between integers and floats and
+ * between float widths, with the rtz and rod forms), and the two estimates, vfrec7 and
+ * vfrsqrt7 (softfloat.c, from the spec's tables).
+ *
+ * Choices where RVV leaves them to the implementation: an unordered sum (vfredusum,
+ * vfwredusum) adds in element order, like the ordered one (what QEMU does too, so that both
+ * give the same bits); tail and masked-off elements are undisturbed, as everywhere in the
+ * unit. A source group that overlaps the destination is read whole before anything is
+ * written.
+ */
+#include "vector.h"
+#include "hostfloat.h"
+
+
+/* The FLOAT rows' HOST column: the binary32 answer of FUNCT6 through the host under RNE,
+ * 1 and *OUT, or 0 for softfloat. */
+static int single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t *flags, uint32_t *out) {
+    (void)a; (void)b; (void)c; (void)flags; (void)out;
+    switch (funct6) {
+#define FLOAT(f6, name, forms, exact, soft, host) case f6: return host;
+#include "rows.h"
+    }
+    return 0;
+}
+
+/* Whether the FLOAT row of FUNCT6 has a HOST column (one that is not 0). */
+static int has_host(int funct6) {
+    switch (funct6) {
+#define FLOAT(f6, name, forms, exact, soft, host) case f6: return sizeof #host > sizeof "0";
+#include "rows.h"
+    }
+    return 0;
+}
+
+/* The FLOAT rows' SOFT column: FUNCT6 on A (vs2's element) and B (vs1's or f[rs1]), with C
+ * (vd's element, for the multiply-adds), in format FMT; 0 for a funct6 no row has. */
+static int float_binary(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, int rm, uint32_t *flags,
+                        uint64_t sign, uint64_t *out) {
+    uint32_t single;
+    (void)c; (void)sign;
+    if (fmt == FP_SINGLE && rm == RM_RNE && single_fast(funct6, (uint32_t)a, (uint32_t)b, (uint32_t)c, flags, &single)) {
+        *out = single;
+        return 1;
+    }
+    switch (funct6) {
+#define FLOAT(f6, name, forms, exact, soft, host) case f6: *out = soft; return 1;
+#include "rows.h"
+    }
+    return 0;
+}
+
+static int float_format(int sew) { return sew == 16 ? FP_HALF : sew == 32 ? FP_SINGLE : sew == 64 ? FP_DOUBLE : -1; }
+
+/* f register N as a SEW-bit float (NaN-boxed below 64 bits, as H and S read them). */
+static uint64_t float_scalar(Hart *h, int n, int sew) {
+    return sew == 16 ? H(h, n) : sew == 32 ? S(h, n) : F(h, n);
+}
+
+/* Whether a destination group (VD, DREGS registers of DEEW-bit elements) may overlap a
+ * source group (VS, SREGS of SEEW-bit ones, SEMUL in eighths), as RVV 1.0 section 5.2 says
+ * (vector.h's rules, by which of the two is wider). */
+static int legal_overlap(int vd, int dregs, int deew, int vs, int sregs, int seew, int semul) {
+    if (deew == seew)
+        return 1;
+    return deew < seew ? narrower_dest_ok(vd, dregs, vs, sregs) : wider_dest_ok(vd, dregs, vs, semul);
+}
+
+/* A copy of the group at BASE (REGS registers) when it overlaps the destination, so that
+ * the elements are read as they were before the instruction: returns the register file
+ * to read it from (V's own, or SAVED's) and the register number there. */
+static VectorUnit *source_group(VectorUnit *v, VectorUnit *saved, int *base, int regs, int vd, int dregs) {
+    if (!groups_overlap(*base, regs, vd, dregs))
+        return v;
+    __builtin_memcpy(saved->reg[0], v->reg[*base], (size_t)regs * VLENB);
+    *base = 0;
+    return saved;
+}
+
+/* -- single width ------------------------------------------------------------------------------ */
+
+/* The unmasked binary32 loop of the rows with a HOST column under RNE: 1, or 0 for a
+ * funct6 without one. (Elements the host cannot answer go to softfloat.) */
+static int single_loop(VectorUnit *v, int funct6, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) {
+    if (!has_host(funct6))
+        return 0;
+    uint32_t *d = (uint32_t *)v->reg[vd];
+    const uint32_t *a = (const uint32_t *)v->reg[vs2], *b = (const uint32_t *)v->reg[vs1];
+    for (uint64_t i = v->vstart; i < v->vl; i++) { /* (each element read before it is written) */
+        uint32_t x = a[i], y = vf ? scalar : b[i], c = d[i], out;
+        if (!single_fast(funct6, x, y, c, flags, &out)) {
+            uint64_t wide;
+            float_binary(funct6, FP_SINGLE, x, y, c, RM_RNE, flags, 0x80000000u, &wide);
+            out = (uint32_t)wide;
+        }
+        d[i] = out;
+    }
+    return 1;
+}
+
+int vector_float_arith(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int sew = o->sew, bytes = o->bytes, fmt = float_format(sew), vf = !o->vv, vm = o->vm, vd = o->vd, vs2 = o->vs2, vs1 = o->vs1;
+    if (fmt < 0 || !group_regs(vs2, o->lmul) || (!vf && !group_regs(vs1, o->lmul)) || !group_regs(vd, o->lmul) ||
+        (!vm && vd == 0))
+        return NOT_HERE;
+    uint64_t scalar = vf ? float_scalar(h, vs1, sew) : 0, sign = (uint64_t)1 << (sew - 1);
+    if (fmt == FP_SINGLE && o->rm == RM_RNE && vm && single_loop(v, o->funct6, vd, vs2, vs1, vf, (uint32_t)scalar, &h->flags)) {
+        v->vstart = 0;
+        return RAN;
+    }
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t a = element(v, vs2, i, bytes), b = vf ? scalar : element(v, vs1, i, bytes);
+        uint64_t c = element(v, vd, i, bytes), out;
+        if (!float_binary(o->funct6, fmt, a, b, c, o->rm, &h->flags, sign, &out))
+            return NOT_HERE;
+        set_element(v, vd, i, bytes, out);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- comparisons ----------------------------------------------------------------------------- */
+
+static int float_compare(int funct6, int fmt, uint64_t a, uint64_t b, uint32_t *flags) {
+    switch (funct6) {
+#define FLOAT_CMP(f6, name, forms, body) case f6: return (body) ? 1 : 0;
+#include "rows.h"
+    }
+    return 0;
+}
+
+/* A mask destination: one register, apart from the sources but for the lowest. */
+int vector_float_compare(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v, saved_a, saved_b;
+    int sew = o->sew, bytes = o->bytes, lmul = o->lmul, fmt = float_format(sew), vf = !o->vv;
+    int vm = o->vm, vd = o->vd, vs2 = o->vs2, vs1 = o->vs1;
+    int sregs = group_regs(vs2, lmul);
+    if (fmt < 0 || !sregs || (!vf && !group_regs(vs1, lmul)))
+        return NOT_HERE;
+    if (!legal_overlap(vd, 1, 1, vs2, sregs, sew, lmul) || /* (a mask may be written over v0) */
+        (!vf && !legal_overlap(vd, 1, 1, vs1, sregs, sew, lmul)))
+        return NOT_HERE;
+    uint64_t scalar = vf ? float_scalar(h, vs1, sew) : 0;
+    VectorUnit *a_file = source_group(v, &saved_a, &vs2, sregs, vd, 1);
+    VectorUnit *b_file = vf ? v : source_group(v, &saved_b, &vs1, sregs, vd, 1);
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t b = vf ? scalar : element(b_file, vs1, i, bytes);
+        set_mask_bit(v, vd, i, float_compare(o->funct6, fmt, element(a_file, vs2, i, bytes), b, &h->flags));
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- reductions -------------------------------------------------------------------------- */
+
+/* vfredmin (funct6 0x05), vfredmax (0x07) and the sums, ordered or not, single-width or
+ * widening (0x31, 0x33): all in element order. */
+int vector_float_reduce(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int sew = o->sew, widening = o->funct6 >= 0x30, rm = o->rm;
+    int fmt = float_format(sew), wide = widening ? float_format(2 * sew) : fmt;
+    if (fmt < 0 || wide < 0 || !group_regs(o->vs2, o->lmul) || v->vstart) /* (a reduction needs vstart 0) */
+        return NOT_HERE;
+    if (v->vl == 0)
+        return RAN;
+    int bytes = sew / 8, acc_bytes = widening ? 2 * bytes : bytes;
+    uint64_t acc = element(v, o->vs1, 0, acc_bytes);
+    for (uint64_t i = 0; i < v->vl; i++) {
+        if (!active(v, o->vm, i))
+            continue;
+        uint64_t x = element(v, o->vs2, i, bytes);
+        if (widening)
+            x = fp_convert(fmt, wide, x, rm, &h->flags);
+        switch (o->funct6) {
+        case 0x05: acc = fp_min_max(wide, acc, x, 0, &h->flags); break; /* vfredmin */
+        case 0x07: acc = fp_min_max(wide, acc, x, 1, &h->flags); break; /* vfredmax */
+        default: { /* the sums, in element order */
+            uint32_t single;
+            if (wide == FP_SINGLE && rm == RM_RNE && single_add((uint32_t)acc, (uint32_t)x, 0, &single, &h->flags))
+                acc = single;
+            else
+                acc = fp_add(wide, acc, x, rm, &h->flags);
+            break;
+        }
+        }
+    }
+    set_element(v, o->vd, 0, acc_bytes, acc);
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- widening arithmetic ----------------------------------------------------------------------- */
+
+/* The FLOAT_WIDEN row of FUNCT6: its single-width row's funct6, and whether vs2 is wide. */
+static int widened_single(int funct6, int *wide_vs2) {
+    switch (funct6) {
+#define FLOAT_WIDEN(f6, name, forms, wide_vs2_, single) case f6: *wide_vs2 = wide_vs2_; return single;
+#include "rows.h"
+    }
+    return -1;
+}
+
+/* vd (and vs2 of the .w forms) are 2 * SEW. */
+int vector_float_widen(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v, saved_a, saved_b;
+    int sew = o->sew, bytes = o->bytes, lmul = o->lmul, fmt = float_format(sew), vf = !o->vv, rm = o->rm;
+    int vm = o->vm, vd = o->vd, vs2 = o->vs2, vs1 = o->vs1, wide_vs2;
+    int op = widened_single(o->funct6, &wide_vs2);
+    int wide = float_format(2 * sew);
+    int dregs = group_regs(vd, 2 * lmul), regs2 = group_regs(vs2, wide_vs2 ? 2 * lmul : lmul);
+    int regs1 = vf ? 1 : group_regs(vs1, lmul);
+    if (fmt < 0 || wide < 0 || 2 * lmul > 64 || !dregs || !regs2 || !regs1 || (!vm && vd == 0) ||
+        !legal_overlap(vd, dregs, 2 * sew, vs2, regs2, wide_vs2 ? 2 * sew : sew, wide_vs2 ? 2 * lmul : lmul) ||
+        (!vf && !legal_overlap(vd, dregs, 2 * sew, vs1, regs1, sew, lmul)))
+        return NOT_HERE;
+    uint64_t scalar = vf ? float_scalar(h, vs1, sew) : 0;
+    VectorUnit *a_file = wide_vs2 ? v : source_group(v, &saved_a, &vs2, regs2, vd, dregs);
+    VectorUnit *b_file = vf ? v : source_group(v, &saved_b, &vs1, regs1, vd, dregs);
+    /* (f[rs1] widened once, at the first active element: its flags, a signalling NaN's
+     * NV, are raised only when an element uses it) */
+    uint64_t b_wide = 0;
+    int widened = 0;
+    uint64_t wide_sign = ((uint64_t)1 << (sew - 1)) << sew;
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t a = wide_vs2 ? element(a_file, vs2, i, 2 * bytes)
+                              : fp_convert(fmt, wide, element(a_file, vs2, i, bytes), rm, &h->flags);
+        if (vf && !widened) {
+            b_wide = fp_convert(fmt, wide, scalar, rm, &h->flags);
+            widened = 1;
+        }
+        uint64_t b = vf ? b_wide : fp_convert(fmt, wide, element(b_file, vs1, i, bytes), rm, &h->flags);
+        uint64_t c = element(v, vd, i, 2 * bytes), out;
+        float_binary(op, wide, a, b, c, rm, &h->flags, wide_sign, &out);
+        set_element(v, vd, i, 2 * bytes, out);
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- conversions (VFUNARY0) ----------------------------------------------------------------- */
+
+/* X of FROM_BITS (an integer, SIGNED or not, when FROM_FLOAT is -1; else a float of format
+ * FROM_FLOAT) to TO_BITS (an integer when TO_FLOAT is -1), rounded by RM. */
+static uint64_t convert_one(uint64_t x, int from_float, int from_bits, int is_signed, int to_float, int to_bits,
+                            int rm, uint32_t *flags) {
+    if (from_float >= 0 && to_float >= 0)
+        return fp_convert(from_float, to_float, x, rm, flags);
+    if (from_float >= 0)
+        return fp_to_integer(from_float, x, to_bits, is_signed, rm, flags) & width_mask(to_bits);
+    int negative = is_signed && sext_bits(x, from_bits) < 0;
+    uint64_t magnitude = negative ? 0 - (uint64_t)sext_bits(x, from_bits) : x & width_mask(from_bits);
+    return integer_to_fp(to_float, magnitude, negative, rm, flags);
+}
+
+/* The conversion vs1 names (its FLOAT_UNARY row): bits 4-3 the kind (0 single width, 1
+ * widening, 2 narrowing), bits 2-0 the operation (0, 1 float to integer; 6, 7 the same
+ * rounding toward zero; 2, 3 integer to float; 4 float to float, 5 rounding to odd),
+ * bit 0 of an integer's signedness. */
+int vector_float_convert(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int sew = o->sew, lmul = o->lmul, code = o->vs1, rm = o->rm, vm = o->vm, vd = o->vd, vs2 = o->vs2;
+    int kind = code >> 3, op = code & 7;
+    int from_bits = kind == 2 ? 2 * sew : sew, to_bits = kind == 1 ? 2 * sew : sew;
+    int from_emul = kind == 2 ? 2 * lmul : lmul, to_emul = kind == 1 ? 2 * lmul : lmul;
+    int from_float, to_float, is_signed = op & 1;
+    switch (op) {
+    case 0: case 1: case 6: case 7: /* float to integer (6, 7: rtz) */
+        from_float = float_format(from_bits);
+        to_float = -1;
+        if (op >= 6)
+            rm = RM_RTZ;
+        if (from_float < 0)
+            return NOT_HERE;
+        break;
+    case 2: case 3: /* integer to float */
+        from_float = -1;
+        to_float = float_format(to_bits);
+        if (to_float < 0)
+            return NOT_HERE;
+        break;
+    default: /* 4: float to float; 5: the same, rounding to odd */
+        from_float = float_format(from_bits);
+        to_float = float_format(to_bits);
+        if (op == 5)
+            rm = RM_ROD;
+        is_signed = 0;
+        if (from_float < 0 || to_float < 0)
+            return NOT_HERE;
+        break;
+    }
+    int sregs = group_regs(vs2, from_emul), dregs = group_regs(vd, to_emul);
+    if (from_emul > 64 || to_emul > 64 || !sregs || !dregs || (!vm && vd == 0) ||
+        !legal_overlap(vd, dregs, to_bits, vs2, sregs, from_bits, from_emul))
+        return NOT_HERE;
+    VectorUnit saved;
+    VectorUnit *src = source_group(v, &saved, &vs2, sregs, vd, dregs);
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t x = element(src, vs2, i, from_bits / 8);
+        set_element(v, vd, i, to_bits / 8, convert_one(x, from_float, from_bits, is_signed, to_float, to_bits, rm, &h->flags));
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* -- the rest --------------------------------------------------------------------------------- */
+
+/* VFUNARY1: vfsqrt (vs1 0), vfrsqrt7 (4), vfrec7 (5), vfclass (16). */
+int vector_float_unary(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int sew = o->sew, bytes = o->bytes, fmt = float_format(sew), vs1 = o->vs1, rm = o->rm;
+    if (fmt < 0 || !group_regs(o->vd, o->lmul) || !group_regs(o->vs2, o->lmul) || (!o->vm && o->vd == 0))
+        return NOT_HERE;
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, o->vm, i))
+            continue;
+        uint64_t x = element(v, o->vs2, i, bytes);
+        set_element(v, o->vd, i, bytes, vs1 == 0 ? fp_sqrt(fmt, x, rm, &h->flags)
+                                      : vs1 == 4 ? fp_rsqrt7(fmt, x, &h->flags)
+                                      : vs1 == 5 ? fp_rec7(fmt, x, rm, &h->flags) : fp_class(fmt, x));
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
+/* vfmv.f.s: f[rd] = vs2[0], NaN-boxed. */
+int vector_float_to_f(Op *o) {
+    int sew = o->sew;
+    if (float_format(sew) < 0 || !o->vm)
+        return NOT_HERE;
+    uint64_t x = element(o->v, o->vs2, 0, o->bytes);
+    set_f(o->h, o->vd, sew == 64 ? x : x | ~width_mask(sew));
+    o->v->vstart = 0;
+    return RAN;
+}
+
+/* vfmv.s.f: vd[0] = f[rs1] (when vstart < vl). */
+int vector_float_to_element(Op *o) {
+    VectorUnit *v = o->v;
+    if (float_format(o->sew) < 0 || !o->vm || o->vs2 != 0)
+        return NOT_HERE;
+    if (v->vstart < v->vl)
+        set_element(v, o->vd, 0, o->bytes, float_scalar(o->h, o->vs1, o->sew));
+    v->vstart = 0;
+    return RAN;
+}
+
+/* vfmerge.vfm (VM 0: vd[i] = v0's bit ? f[rs1] : vs2[i]), vfmv.v.f (VM 1, vs2 0). */
+int vector_float_merge(Op *o) {
+    VectorUnit *v = o->v;
+    int vm = o->vm, vd = o->vd, vs2 = o->vs2, bytes = o->bytes;
+    if (float_format(o->sew) < 0 || !group_regs(vd, o->lmul) || !group_regs(vs2, o->lmul) || (vm && vs2 != 0) ||
+        (!vm && vd == 0))
+        return NOT_HERE;
+    uint64_t f = float_scalar(o->h, o->vs1, o->sew);
+    for (uint64_t i = v->vstart; i < v->vl; i++)
+        set_element(v, vd, i, bytes, vm || mask_bit(v, 0, i) ? f : element(v, vs2, i, bytes));
+    v->vstart = 0;
+    return RAN;
+}
+
+/* vfslide1up, vfslide1down: permute.c's slides with f[rs1]. */
+int vector_float_slide1(Op *o) {
+    if (float_format(o->sew) < 0 || (!o->vm && o->vd == 0))
+        return NOT_HERE;
+    return slide_one(o, float_scalar(o->h, o->vs1, o->sew), 0);
+}
+
+/* For tests (tests/test_softfloat.py): the host's way of FUNCT6 on binary32 A, B, C, if it
+ * takes the case: 1, OUT[0] the result and OUT[1] the flags; else 0. */
+int vector_single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t out[2]) {
+    out[1] = 0;
+    return single_fast(funct6, a, b, c, &out[1], &out[0]);
+}
