@@ -35,15 +35,6 @@ static int single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t 
     return 0;
 }
 
-/* Whether the FLOAT row of FUNCT6 has a HOST column (one that is not 0). */
-static int has_host(int funct6) {
-    switch (funct6) {
-#define FLOAT(f6, name, forms, exact, soft, host) case f6: return sizeof #host > sizeof "0";
-#include "rows.h"
-    }
-    return 0;
-}
-
 /* The FLOAT rows' SOFT column: FUNCT6 on A (vs2's element) and B (vs1's or f[rs1]), with C
  * (vd's element, for the multiply-adds), in format FMT; 0 for a funct6 no row has. */
 static int float_binary(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, int rm, uint32_t *flags,
@@ -90,23 +81,38 @@ static VectorUnit *source_group(VectorUnit *v, VectorUnit *saved, int *base, int
 
 /* -- single width ------------------------------------------------------------------------------ */
 
-/* The unmasked binary32 loop of the rows with a HOST column under RNE: 1, or 0 for a
- * funct6 without one. (Elements the host cannot answer go to softfloat.) */
-static int single_loop(VectorUnit *v, int funct6, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) {
-    if (!has_host(funct6))
-        return 0;
-    uint32_t *d = (uint32_t *)v->reg[vd];
-    const uint32_t *a = (const uint32_t *)v->reg[vs2], *b = (const uint32_t *)v->reg[vs1];
-    for (uint64_t i = v->vstart; i < v->vl; i++) { /* (each element read before it is written) */
-        uint32_t x = a[i], y = vf ? scalar : b[i], c = d[i], out;
-        if (!single_fast(funct6, x, y, c, flags, &out)) {
-            uint64_t wide;
-            float_binary(funct6, FP_SINGLE, x, y, c, RM_RNE, flags, 0x80000000u, &wide);
-            out = (uint32_t)wide;
-        }
-        d[i] = out;
+/* The unmasked binary32 loop of a FLOAT row with a HOST column, under RNE: one loop a row
+ * (so that the compiler need not switch on funct6 at every element). Elements the host
+ * cannot answer go to softfloat. */
+#define FLOAT(f6, name, forms, exact, soft, host)                                            \
+    static void host_loop_##name(VectorUnit *v, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) { \
+        lane32_t *d = (lane32_t *)v->reg[vd];                                                \
+        const lane32_t *first = (const lane32_t *)v->reg[vs2], *second = (const lane32_t *)v->reg[vs1]; \
+        for (uint64_t i = v->vstart; i < v->vl; i++) { /* (each element read before it is written) */ \
+            uint32_t a = first[i], b = vf ? scalar : second[i], c = d[i], result, *out = &result; \
+            (void)a; (void)b; (void)c; (void)out;                                            \
+            if (!(host)) {                                                                   \
+                uint64_t wide;                                                               \
+                float_binary(f6, FP_SINGLE, a, b, c, RM_RNE, flags, 0x80000000u, &wide);     \
+                result = (uint32_t)wide;                                                     \
+            }                                                                                \
+            d[i] = result;                                                                   \
+        }                                                                                    \
     }
-    return 1;
+#include "rows.h"
+
+/* The loop above of FUNCT6's row: 1, or 0 for a row without a host column. */
+static int single_loop(VectorUnit *v, int funct6, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) {
+    switch (funct6) {
+#define FLOAT(f6, name, forms, exact, soft, host)                                            \
+    case f6:                                                                                 \
+        if (sizeof #host == sizeof "0")                                                      \
+            return 0;                                                                        \
+        host_loop_##name(v, vd, vs2, vs1, vf, scalar, flags);                                \
+        return 1;
+#include "rows.h"
+    }
+    return 0;
 }
 
 int vector_float_arith(Op *o) {
