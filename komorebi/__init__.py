@@ -28,19 +28,20 @@ from komorebi._errors import (
 # uses: numpy comes with the first Program, the simulator with the first Session.
 _LAZY = {
     "ExploreReport": "_explore", "Failure": "_explore", "explore": "_explore",
-    "CacheEvents": "_profile", "CoreProfile": "_profile", "FunctionCount": "_profile",
-    "LineCount": "_profile", "Profile": "_profile",
+    "CacheEvents": "_records", "CoreProfile": "_records", "FunctionCount": "_records",
+    "LineCount": "_records", "Profile": "_profile",
     "Program": "_program",
-    "CacheCounts": "_results", "Finding": "_results", "ThreadResult": "_results",
+    "CacheCounts": "_records", "Finding": "_records", "ThreadResult": "_results",
     "Schedule": "_schedule",
     "Run": "_session", "Session": "_session", "Thread": "_session",
 }
 
 if _TYPE_CHECKING:
     from komorebi._explore import ExploreReport, Failure, explore
-    from komorebi._profile import CacheEvents, CoreProfile, FunctionCount, LineCount, Profile
+    from komorebi._profile import Profile
     from komorebi._program import Program
-    from komorebi._results import CacheCounts, Finding, ThreadResult
+    from komorebi._records import CacheCounts, CacheEvents, CoreProfile, Finding, FunctionCount, LineCount
+    from komorebi._results import ThreadResult
     from komorebi._schedule import Schedule
     from komorebi._session import Run, Session, Thread
 

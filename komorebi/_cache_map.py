@@ -2,7 +2,7 @@
 
 `run.cache_report()` is the text form, for a terminal; `run.cache_map(path)` draws the same
 as an SVG image with a legend and the run's findings. A line shows the most important thing
-that happened to it (komorebi._backend.LineState: UNTOUCHED < FRESH < FLUSHED < READ_STALE <
+that happened to it (komorebi._records.LineState: UNTOUCHED < FRESH < FLUSHED < READ_STALE <
 FLUSHED_STALE < DROPPED < UNFLUSHED), so a mistake is never hidden by what came after. Reads
 are seen a page (64 lines) at a time. What is drawn comes through the backend seam: a
 RegionPicture a region, and the findings.
@@ -16,7 +16,7 @@ from typing import Iterable
 
 import numpy as np
 
-from komorebi._backend import LineState, RegionPicture
+from komorebi._records import LineState, RegionPicture
 
 UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = LineState
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from komorebi._backend import CacheStory
+from komorebi._records import CacheStory
 from komorebi._cache_map import COLUMNS, IMAGE_ROWS, MISTAKES, STATES, _cells
 
 CELLS = COLUMNS * IMAGE_ROWS

@@ -5,71 +5,12 @@ as kmx_cycles counts), with km.Session(profile=True)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class LineCount:
-    """Instructions one core ran at one source line. FILE is None for the C library's
-    code, which has no source lines here: then FUNCTION names it."""
-
-    file: str | None
-    line: int
-    function: str
-    instructions: int
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.file else f"(C library) {self.function}"
-
-
-@dataclass(frozen=True)
-class FunctionCount:
-    """One function on one core: its own instructions, and with what it called
-    (inclusive); how often it was called (or tail-called)."""
-
-    name: str
-    file: str | None
-    line: int
-    own: int
-    inclusive: int
-    calls: int
-
-
-@dataclass(frozen=True)
-class CacheEvents:
-    """What the cache did at one source line of a thread (all its cores): the region
-    pages it filled (a first load of a page since it was last dropped), the pages it
-    first wrote (since they were clean), the bytes its kmx_flush wrote back, and the
-    coherence findings found there."""
-
-    cluster: int
-    file: str | None
-    line: int
-    pages_filled: int = 0
-    pages_first_written: int = 0
-    bytes_flushed: int = 0
-    findings: int = 0
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.file else "(no source line)"
-
-
-@dataclass(frozen=True)
-class CoreProfile:
-    """One core's profile: INSTRUCTIONS it ran in all, LINES and FUNCTIONS most first,
-    STACKS its call stacks (root first) with the instructions run in the innermost."""
-
-    cluster: int
-    core: int
-    instructions: int
-    lines: tuple[LineCount, ...]
-    functions: tuple[FunctionCount, ...]
-    stacks: tuple[tuple[tuple[str, ...], int], ...]
-    dropped: int = 0  # blocks or calls the simulator's tables had no room for (counted in their caller)
+# The profile's rows are the seam's (komorebi._records): the machine makes them. (Named
+# here too, where they were defined before, so that one pickled then still loads.)
+from komorebi._records import CacheEvents, CoreProfile, FunctionCount, LineCount  # noqa: F401
 
 
 class Profile:

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import warnings
-from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -14,23 +13,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
+from komorebi._records import ThreadSpec
 from komorebi._limits import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _EMPTY_KERNEL = re.compile(r"^(?:\s*#[^\n]*\n)*\s*(?:void\s+kernel_main\s*\(\s*(?:void)?\s*\)\s*\{\s*\}\s*)?$")
-
-
-@dataclass(frozen=True)
-class ThreadSpec:
-    """One X280 thread of a program, as `Program.thread` checked it."""
-
-    cluster: int
-    sources: tuple[Path, ...]
-    regions: tuple[tuple[str, Any], ...]  # a byte count, or an array's bytes copied at thread()
-    words: tuple[int, ...]
-    cores: int
-    heap: int = DEFAULT_HEAP_BYTES  # bytes, whole pages
 
 
 def _path(value: Any, parameter: str) -> Path:

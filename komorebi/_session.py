@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from komorebi._backend import Backend, CorePlace, FaultReport, Handed, Machine, Options
+from komorebi._backend import Backend, Machine, Options
 from komorebi._cache_map import cache_map_svg, cache_report
 from komorebi._cache_story import cache_story_html
 from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._profile import Profile
 from komorebi._program import Program
-from komorebi._results import CacheCounts, Finding, ThreadResult
+from komorebi._records import CacheCounts, CorePlace, FaultReport, Finding, Handed
+from komorebi._results import ThreadResult
 from komorebi._schedule import Schedule, check_quantum
 from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
 

@@ -31,13 +31,16 @@ from typing import Sequence
 
 import numpy as np
 
+from .._records import (
+    CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
+)
 from .kmx import console
 from .cluster import Cluster
 from .memory.dram import Bank
 from .hart.faults import CoreFault
 from .layout import DEFAULT_HEAP_BYTES, SHARES
 from .image.elf import ThreadImage
-from .kmx.outbox import Handed, Outbox
+from .kmx.outbox import Outbox
 from . import schedule as scheduling
 from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, key
 from .debug.control import Attached
@@ -85,7 +88,7 @@ class Card:
         self.coherence = coherence
         self.trace = trace  # where stop writes the Chrome trace of the run (sim.timeline), or None
         self._traced = False
-        self.profile = profile  # count every core's instructions by block (sim.profile)
+        self.profiled = profile  # count every core's instructions by block (sim.profile)
         self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
         self.stub: GdbStub | None = None
         self.cache, self.cache_seed = cache, cache_seed
@@ -132,7 +135,7 @@ class Card:
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), None,
             self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
-            self.profile, self.trace is not None, scheduled=self.plan.groups_clusters,
+            self.profiled, self.trace is not None, scheduled=self.plan.groups_clusters,
         )
         self.clusters[cluster] = placed
         if debugged:
@@ -220,7 +223,7 @@ class Card:
         self._errors.append((cluster.number, error))
         cluster.faulted = True  # (its unflushed lines are not the news)
         if not cluster.outbox.has_last:
-            cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}")))
+            cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}").report()))
 
     def _schedule(self, clusters: list[Cluster]) -> None:
         """The clusters of one host thread (one, or 2 and 3 under a plan: `groups`) take
@@ -384,3 +387,97 @@ class Card:
             for cluster in self.clusters.values():
                 cluster.discard()
             self.clusters = {}
+
+    # -- what komorebi reads (its seam's side, komorebi._simulator): komorebi._records' data
+
+    def numbers(self) -> list[int]:
+        """The clusters with a thread, in order."""
+        return sorted(self.clusters)
+
+    def core_count(self, cluster: int) -> int:
+        return len(self.clusters[cluster].cores)
+
+    def region_names(self, cluster: int) -> list[str]:
+        return [region.name for region in self.clusters[cluster].regions]
+
+    def take(self, cluster: int, timeout: float | None) -> Handed | None:
+        """CLUSTER's thread's next item (sim.kmx.outbox.Outbox.take)."""
+        return self.clusters[cluster].outbox.take(timeout)
+
+    def ended(self, cluster: int) -> tuple[bool, Handed | None]:
+        """Whether nothing more comes from CLUSTER's thread, and its last item once taken."""
+        outbox = self.clusters[cluster].outbox
+        return outbox.closed, outbox.last
+
+    def places(self, cluster: int) -> list[CorePlace]:
+        """Where each of CLUSTER's cores is (sim.cluster.Cluster.places)."""
+        out = []
+        for core, doing, frame, waiting_in in self.clusters[cluster].places():
+            source = frame.source if frame is not None else None
+            out.append(CorePlace(
+                core.number, doing, frame.pc if frame is not None else None,
+                source.file if source else None, source.line if source else None, waiting_in,
+            ))
+        return out
+
+    def read(self, cluster: int, name: str) -> np.ndarray:
+        """Region NAME of CLUSTER's thread as DRAM holds it, a new array (KeyError: no such
+        region)."""
+        for region in self.clusters[cluster].regions:
+            if region.name == name:
+                return region.read()
+        raise KeyError(name)
+
+    def findings(self, cluster: int | None = None) -> list[Finding]:
+        """The checker's findings, cluster by cluster (or CLUSTER's)."""
+        return [f for number, placed in sorted(self.clusters.items()) if cluster in (None, number)
+                for f in placed.checker.findings]
+
+    def cache_counts(self) -> list[CacheCounts]:
+        """How each region fared in the card-size cache ([] for the unbounded one)."""
+        out = []
+        for number, cluster in sorted(self.clusters.items()):
+            for region in cluster.regions:
+                if region.cache.tile is None:
+                    continue
+                c = region.cache.counts()
+                out.append(CacheCounts(number, region.name, *c["L1D"], *c["L2"], *c["L3"], *c["evicted"]))
+        return out
+
+    def profile(self) -> tuple[list[CoreProfile], list[CacheEvents]] | None:
+        """Every core's profile and the cache's events by line, cluster by cluster, once
+        each thread has counted up (None: not profiled)."""
+        clusters = sorted(self.clusters.items())
+        if not clusters or any(c.profile is None or c.profile.result is None for _, c in clusters):
+            return None
+        cores: list[CoreProfile] = []
+        cache: list[CacheEvents] = []
+        for _, cluster in clusters:
+            counted, events = cluster.profile.result
+            cores += counted
+            cache += events
+        return cores, cache
+
+    def pictures(self, cluster: int | None = None) -> list[RegionPicture]:
+        """Each region's lines as they are, cluster by cluster (or CLUSTER's)."""
+        return [region.picture(number, placed.coherence) for number, placed in sorted(self.clusters.items())
+                if cluster in (None, number) for region in placed.regions]
+
+    def story(self) -> CacheStory:
+        """Every thread's cache story (sim.story), cluster by cluster."""
+        start: list[RegionPicture] = []
+        steps: list[StoryStep] = []
+        stopped = []
+        for number, cluster in sorted(self.clusters.items()):
+            story = cluster.story
+            start += [region.picture(number, cluster.coherence, states)
+                      for region, states in zip(cluster.regions, story.start)]
+            steps += story.records()
+            if story.stopped:
+                stopped.append(f"cluster {number}: {story.stopped}")
+        return CacheStory(tuple(start), tuple(steps), "; ".join(stopped))
+
+    def output(self, cluster: int) -> Output:
+        """What CLUSTER's thread printed (sim.kmx.console)."""
+        printed = self.clusters[cluster].console
+        return Output(printed.text, printed.dropped, printed.host_error)

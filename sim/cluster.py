@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import kmx_runtime
+from .._records import Handed, RegionPicture
 from .cache.checker import UNFLUSHED_WRITE, Checker
 from .cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from .explain import Explainer
@@ -25,10 +26,11 @@ from .hart.faults import CoreFault
 from .image.elf import ThreadImage
 from .kmx import console, linux
 from .kmx.heap import Heap
-from .kmx.outbox import Handed, Outbox
+from .kmx.outbox import Outbox
 from .kmx.traps import TrapTable
 from .layout import (
     GUARD_BYTES,
+    LINE,
     PAGE,
     REGION_ALIGN,
     REGION_STAGGER,
@@ -84,6 +86,13 @@ class Region:
         """The region's bytes as DRAM holds them, as a new array (copy-on-write: it costs
         memory where the caller writes into it)."""
         return self.storage.copy(self.offset, self.size)
+
+    def picture(self, cluster: int, coherence: str, states: np.ndarray | None = None) -> RegionPicture:
+        """The region's lines, each a LineState: as STATES says (its lines only), else as
+        they are now."""
+        if states is None:
+            states = self.cache.line_states()[self.offset // LINE : -(-(self.offset + self.size) // LINE)]
+        return RegionPicture(cluster, coherence, self.name, self.id, self.size, LINE, self.offset % LINE, states)
 
 
 class Cluster:
@@ -327,7 +336,7 @@ class Cluster:
         self.observers.fault(core, fault)
         self.faulted = True
         self.end()
-        self.outbox.put_last(Handed(fault=fault))
+        self.outbox.put_last(Handed(fault=fault.report()))
 
     def hand_back(self) -> None:
         """Card mode: write every dirty line back and drop every line. Strict mode: nothing;

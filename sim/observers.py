@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .cache.checker import Finding
+    from .._records import Finding
     from .hart.core import Core
     from .hart.faults import CoreFault
     from .kmx.traps import KmxCall

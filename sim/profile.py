@@ -17,11 +17,11 @@ rows): its instructions count under its function's name.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._records import CacheEvents, CoreProfile, FunctionCount, LineCount
 from .isa import decode, vector
 from .layout import LINE
 from .memory.address_space import MemoryAccessError
@@ -36,51 +36,6 @@ BLOCKS = 1 << 16  # blocks a core can count (half of the table: it is open-addre
 PCS = 1 << 16  # instructions the interpreter (sim/native/isa.c) ran, by pc
 NODES = 1 << 14  # nodes of the call tree
 DEPTH = 1 << 14  # calls deep the shadow stack follows (deeper ones count with their caller, and in `dropped`)
-
-
-@dataclass
-class LineCount:
-    """Instructions a core ran at one source line (FILE None: a function of the C library,
-    named by FUNCTION)."""
-
-    file: str | None
-    line: int
-    function: str
-    instructions: int = 0
-
-
-@dataclass
-class FunctionCount:
-    name: str
-    file: str | None
-    line: int  # its first line (0: unknown)
-    own: int = 0  # instructions in it
-    inclusive: int = 0  # in it and in what it called
-    calls: int = 0
-
-
-@dataclass
-class CacheCount:
-    """What the cache did at one source line (FILE None: no line of the user's)."""
-
-    file: str | None
-    line: int
-    pages_filled: int = 0
-    pages_first_written: int = 0
-    bytes_flushed: int = 0
-    findings: int = 0
-
-
-@dataclass
-class CoreCounts:
-    """One core's profile."""
-
-    core: int
-    instructions: int
-    lines: list[LineCount] = field(default_factory=list)
-    functions: list[FunctionCount] = field(default_factory=list)
-    stacks: list[tuple[tuple[str, ...], int]] = field(default_factory=list)  # (the calls, root first; own instructions)
-    dropped: int = 0  # blocks or calls the tables had no room for (their counts are in their caller's)
 
 
 class Tables:
@@ -116,7 +71,7 @@ class Tables:
         self._native = native
         self._core = core
 
-    def counts(self, core: int, explainer: "Explainer", instructions: int) -> CoreCounts:
+    def counts(self, explainer: "Explainer") -> CoreProfile:
         """The core's counts, by source line, function and call stack."""
         native, image, base = self._native, explainer.image, explainer.image_base
         # each function's code: from its symbol to its end (an assembly label's, with no
@@ -155,47 +110,57 @@ class Tables:
                 own_taken[node] += 1
                 offset += 4 if code[offset] & 3 == 3 else 2
 
-        lines: dict[tuple, LineCount] = {}
-        functions: dict[str, FunctionCount] = {}
+        lines: dict[tuple, int] = defaultdict(int)  # (file, line), or (None, 0, function) -> instructions
+        where: dict[tuple, tuple[str | None, int, str]] = {}  # -> (file, line, function)
+        first_line: dict[str, tuple[str | None, int]] = {}  # a function -> its first line (file, line; 0: unknown)
+        own: dict[str, int] = defaultdict(int)  # instructions in it
+        inclusive: dict[str, int] = defaultdict(int)  # in it and in what it called
+        calls: dict[str, int] = defaultdict(int)
         for pc, times in runs.items():
             if times <= 0:
                 continue
             name, entry = function_of(pc)
             source = explainer.source_line(pc)
             key = (source.file, source.line) if source else (None, 0, name)
-            if key not in lines:
-                lines[key] = LineCount(source.file if source else None, source.line if source else 0, name)
-            lines[key].instructions += times
-            if name not in functions:
-                first = explainer.source_line(entry)
-                functions[name] = FunctionCount(name, first.file if first else None, first.line if first else 0)
-            functions[name].own += times
+            if key not in where:
+                where[key] = (source.file if source else None, source.line if source else 0, name)
+            lines[key] += times
+            if name not in first_line:
+                start = explainer.source_line(entry)
+                first_line[name] = (start.file if start else None, start.line if start else 0)
+            own[name] += times
 
         # the call tree: each node's own instructions, its callers' names, inclusive counts
         nodes = int(native.nodes)
         parent = self.node_parent[:nodes].tolist()
         names = [function_of(int(address))[0] for address in self.node_function[:nodes].tolist()]
-        own = self.node_self[:nodes].tolist()
+        node_own = self.node_self[:nodes].tolist()
         for node, taken in own_taken.items():
             if node < nodes:
-                own[node] -= taken
+                node_own[node] -= taken
         entered = self.node_entered[:nodes].tolist()
-        inclusive = list(own)
+        node_inclusive = list(node_own)
         for n in range(nodes - 1, 0, -1):  # (a node comes after its parent)
-            inclusive[parent[n]] += inclusive[n]
+            node_inclusive[parent[n]] += node_inclusive[n]
         stacks = []
         paths: list[tuple[str, ...]] = []
         for n in range(nodes):
             path = (paths[parent[n]] if n else ()) + (names[n],)
             paths.append(path)
-            if own[n]:
-                stacks.append((path, own[n]))
-            function = functions.setdefault(names[n], FunctionCount(names[n], None, 0))
-            function.calls += entered[n]
+            if node_own[n]:
+                stacks.append((path, node_own[n]))
+            first_line.setdefault(names[n], (None, 0))
+            calls[names[n]] += entered[n]
             if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
-                function.inclusive += inclusive[n]
-        return CoreCounts(core, instructions, sorted(lines.values(), key=lambda c: -c.instructions),
-                          sorted(functions.values(), key=lambda f: (-f.own, -f.inclusive)), stacks, int(native.dropped))
+                inclusive[names[n]] += node_inclusive[n]
+        core = self._core
+        line_rows = [LineCount(*where[key], count) for key, count in lines.items()]
+        function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name])
+                         for name, (file, line) in first_line.items()]
+        return CoreProfile(core.context.cluster, core.number, core.cycles,
+                           tuple(sorted(line_rows, key=lambda c: -c.instructions)),
+                           tuple(sorted(function_rows, key=lambda f: (-f.own, -f.inclusive))), tuple(stacks),
+                           int(native.dropped))
 
 
 def function_starts(explainer: "Explainer") -> np.ndarray:
@@ -234,7 +199,7 @@ class ThreadProfile(Observer):
         starts = function_starts(explainer)
         self.tables = [Tables(core, starts) for core in cores]
         self.bytes_flushed: dict[tuple, int] = defaultdict(int)  # (file, line) -> bytes written back
-        self.result: tuple[list[CoreCounts], list[CacheCount]] | None = None
+        self.result: tuple[list[CoreProfile], list[CacheEvents]] | None = None  # (once released)
 
     def flushed(self, core: "Core", region, lines: int) -> None:
         """CORE's kmx_flush wrote LINES lines back."""
@@ -247,27 +212,19 @@ class ThreadProfile(Observer):
         if self.result is not None or not cluster.cores:
             return
         explainer = cluster.explainer
-        cores = [t.counts(core.number, explainer, core.cycles) for t, core in zip(self.tables, cluster.cores)]
-        cache: dict[tuple, CacheCount] = {}
-
-        def at(key: tuple) -> CacheCount:
-            if key not in cache:
-                cache[key] = CacheCount(key[0], key[1])
-            return cache[key]
-
+        cores = [table.counts(explainer) for table in self.tables]
+        filled: dict[tuple, int] = defaultdict(int)  # (file, line), or (None, 0) -> pages
+        written: dict[tuple, int] = defaultdict(int)
+        flushed = self.bytes_flushed
+        found: dict[tuple, int] = defaultdict(int)
         for table in self.tables:
             used = table.cache_keys != 0
             for key, times in zip(table.cache_keys[used].tolist(), table.cache_runs[used].tolist()):
-                pc, written = key >> 1, bool(key & 1)
-                source = explainer.source_line(_access_at(explainer, pc, written))
-                count = at((source.file, source.line) if source else (None, 0))
-                if written:
-                    count.pages_first_written += times
-                else:
-                    count.pages_filled += times
-        for key, size in self.bytes_flushed.items():
-            at(key).bytes_flushed += size
+                pc, first_write = key >> 1, bool(key & 1)
+                source = explainer.source_line(_access_at(explainer, pc, first_write))
+                (written if first_write else filled)[(source.file, source.line) if source else (None, 0)] += times
         for finding in cluster.checker.findings:
-            at((finding.file, finding.line) if finding.file else (None, 0)).findings += 1
-        order = sorted(cache.values(), key=lambda c: (c.file is None, c.file or "", c.line))
-        self.result = (cores, order)
+            found[(finding.file, finding.line) if finding.file else (None, 0)] += 1
+        keys = sorted({*filled, *written, *flushed, *found}, key=lambda k: (k[0] is None, k[0] or "", k[1]))
+        self.result = (cores, [CacheEvents(cluster.number, file, line, filled[(file, line)], written[(file, line)],
+                                           flushed[(file, line)], found[(file, line)]) for file, line in keys])

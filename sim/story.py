@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._records import StoryStep
 from .image.dwarf import SourceLine
 from .layout import LINE
 from .observers import Observer
@@ -100,6 +101,12 @@ class Story(Observer):
                 self._now[n] = states
         self.steps.append(step)
         return step
+
+    def records(self) -> list[StoryStep]:
+        """The steps, as komorebi's story reads them (komorebi._records)."""
+        number = self._cluster.number
+        return [StoryStep(number, s.core, s.what, s.file, s.line, s.detail, tuple(sorted(s.changes.items())))
+                for s in self.steps]
 
     # -- the probe points (sim.observers) -------------------------------------------------
 

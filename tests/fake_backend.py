@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from komorebi._backend import CacheStory, CorePlace, FaultReport, Handed, LineState, Options, Output, RegionPicture
+from komorebi._backend import Options
+from komorebi._records import CacheStory, CorePlace, FaultReport, Handed, LineState, Output, RegionPicture
 
 
 def result(*words: int, final: bool = False, code: int | None = None) -> Handed:

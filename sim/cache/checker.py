@@ -22,11 +22,12 @@ an unflushed write is only known to be one when the thread ends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
+from ..._records import Finding  # (km.Finding: the checker's findings are the API's, as they are)
 from ..layout import CORES_PER_CLUSTER, LINE, PAGE, UNCACHED_OFFSET
 from ..native import hooks
 from . import registers
@@ -43,23 +44,6 @@ STALE_READ = "stale-read"
 MIXED_ALIAS = "mixed-alias"
 KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
          MIXED_ALIAS)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One coherence mistake of a thread, as the checker records it (komorebi's
-    km.Finding, which the API hands out, has the same fields and says what they mean)."""
-
-    kind: str
-    cluster: int
-    core: int
-    region: str
-    region_id: int
-    start: int
-    end: int
-    file: str | None
-    line: int | None
-    message: str
 
 
 def _at(source) -> str:

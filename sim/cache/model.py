@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
+from ..._records import LineState
 from ..native import hooks
 from ..layout import LINE, PAGE, runs
 
@@ -81,9 +82,10 @@ STALE_WORD = 0xA5A5A5A5
 # Where a written page's clean bytes are (CachedRegion._reference).
 IN_DRAM, CLEAN_COPY, LOADED = range(3)
 
-# What happened to a line, in rising order of importance: the picture shows the highest.
+# What happened to a line, in rising order of importance: the picture shows the highest
+# (the seam's LineState, komorebi._records, whose numbers these are).
 # FLUSHED_STALE: a flush wrote it back carrying stale bytes the thread never wrote.
-UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = range(7)
+UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = (int(state) for state in LineState)
 
 
 def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:

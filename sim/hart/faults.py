@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..._records import FaultReport
 from ..image.dwarf import SourceLine
 
 
@@ -41,3 +42,10 @@ class CoreFault(Exception):
         where = f" at {self.source}" if self.source else ""
         pc = self.pc if self.source_pc is None else self.source_pc
         return f"cluster {self.cluster} core {self.core}{where} (pc {pc:#x}): {self.cause}"
+
+    def report(self) -> FaultReport:
+        """The fault as plain data, for the thread's outbox (km.ThreadFault's words)."""
+        source = self.source
+        return FaultReport(self.cluster, self.core, self.pc, self.cause, source.file if source else None,
+                           source.line if source else None, tuple(str(frame) for frame in self.backtrace),
+                           self.source_pc)

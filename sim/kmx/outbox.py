@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..hart.faults import CoreFault
+from ..._records import Handed  # (the seam's: a result, or a fault as a FaultReport, CoreFault.report)
 from ..layout import MAX_WAITING_SUBMISSIONS
-
-
-@dataclass(frozen=True)
-class Handed:
-    """One item: a result (submitted or final) or a fault."""
-
-    words: np.ndarray | None = None
-    final: bool = False
-    code: int | None = None
-    codes: tuple[int, ...] = ()
-    fault: CoreFault | None = None
 
 
 class Outbox:

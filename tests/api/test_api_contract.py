@@ -14,7 +14,7 @@ import pytest
 import komorebi as km
 from tests.fake_backend import FakeBackend, Script, fault, result
 
-from komorebi._backend import Output
+from komorebi._records import Output
 
 
 @pytest.fixture

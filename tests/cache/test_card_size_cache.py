@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from sim.cache.model import Tile
-from sim.native import hooks
+from komorebi.sim.cache.model import Tile
+from komorebi.sim.native import hooks
 from tests.cache.test_checker import line_of, run_source
 
 MASK = 2**64 - 1

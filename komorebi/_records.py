@@ -1,0 +1,264 @@
+"""The plain data that crosses the seam (komorebi._backend), defined once for both sides.
+
+A machine makes these and komorebi's API hands them on: a thread as Program.thread
+checked it (ThreadSpec); an item a thread handed (Handed, with a FaultReport); where a core
+is (CorePlace); what a thread printed (Output); a coherence finding (Finding, km.Finding);
+the regions' lines, as a picture and as a story (LineState, RegionPicture, StoryStep,
+CacheStory); the card-size cache's counts (CacheCounts, km.CacheCounts); and the
+profile's rows (LineCount, FunctionCount, CacheEvents, CoreProfile, km.*).
+
+The simulator (komorebi.sim) imports this module and makes its findings, handed items and
+profile rows as these types; komorebi's API imports it and reads them; a backend of
+another kind (tests/fake_backend.py, a card) makes the same. It imports nothing of
+komorebi's or of the machine's, nor numpy (arrays are only named in the annotations), so
+that either side may import it from anywhere without a circle (docs/simulator.md, "The
+layers").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class ThreadSpec:
+    """One X280 thread of a program, as `Program.thread` checked it: what a backend
+    loads. HEAP is bytes, whole pages."""
+
+    cluster: int
+    sources: tuple[Path, ...]
+    regions: tuple[tuple[str, Any], ...]  # a byte count, or an array's bytes copied at thread()
+    words: tuple[int, ...]
+    cores: int
+    heap: int
+
+
+@dataclass(frozen=True)
+class FaultReport:
+    """A thread's crash, as km.ThreadFault tells it."""
+
+    cluster: int
+    core: int
+    pc: int
+    cause: str
+    file: str | None = None
+    line: int | None = None
+    backtrace: tuple[str, ...] = ()
+    line_pc: int | None = None
+
+
+@dataclass(frozen=True)
+class Handed:
+    """One item a thread handed: a result (submitted, or FINAL) or a FAULT."""
+
+    words: "np.ndarray | None" = None
+    final: bool = False
+    code: int | None = None
+    codes: tuple[int, ...] = ()
+    fault: FaultReport | None = None
+
+
+@dataclass(frozen=True)
+class CorePlace:
+    """Where a core is: STATE is "running", "ready" (waiting for its turn), "waiting"
+    (in the kmx call WAITING_IN), "returned" (from kmx_main) or "faulted"; FILE and LINE
+    the user's source line it is at (None when there is none)."""
+
+    core: int
+    state: str
+    pc: int | None = None
+    file: str | None = None
+    line: int | None = None
+    waiting_in: str = ""
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a thread printed: the latest TEXT kept, how many earlier lines were DROPPED,
+    and the error of the host's standard output, if it failed."""
+
+    text: str = ""
+    dropped: int = 0
+    host_error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One coherence mistake of a thread: what, where in the region, where in the source.
+
+    `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes",
+    "flush-wrote-stale-bytes", "stale-read" or "mixed-alias"; `start` and `end` are byte offsets in the region (end
+    exclusive), the span of every byte the mistake touched; `file` and `line` are the
+    source line of its first occurrence; `message` says what went wrong and what the fix
+    is.
+
+    >>> run.stop()
+    >>> for finding in run.findings:
+    ...     print(finding.where, finding.kind)
+    """
+
+    kind: str
+    cluster: int
+    core: int
+    region: str
+    region_id: int
+    start: int
+    end: int
+    file: str | None
+    line: int | None
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no source line)"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def __repr__(self) -> str:
+        place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}" if self.file else "no source line"
+        return (f"Finding({self.kind} in region {self.region!r}, bytes {self.start} to {self.end - 1}, at {place}, "
+                f"core {self.core} of cluster {self.cluster})")
+
+
+class LineState(IntEnum):
+    """What happened to a region's 64-byte line, in rising order of importance: the
+    picture shows the highest. (The cache model's own numbers: sim.cache.model.)"""
+
+    UNTOUCHED = 0
+    FRESH = 1  # filled from DRAM
+    FLUSHED = 2  # written, then flushed
+    READ_STALE = 3  # read before an invalidate: stale on a card
+    FLUSHED_STALE = 4  # a flush wrote back stale bytes the thread never wrote
+    DROPPED = 5  # written, then dropped by an invalidate
+    UNFLUSHED = 6  # written, never flushed
+
+
+@dataclass(frozen=True)
+class RegionPicture:
+    """Each line's story of one region: STATES (a LineState per line of LINE_BYTES
+    holding the region's bytes, from the line that holds its first byte, which is
+    FIRST_OFFSET bytes into its line)."""
+
+    cluster: int
+    coherence: str
+    name: str
+    id: int
+    size: int
+    line_bytes: int
+    first_offset: int
+    states: "np.ndarray" = field(repr=False)
+
+
+@dataclass(frozen=True)
+class StoryStep:
+    """One step of a thread's cache story: CORE (-1: none) did WHAT at FILE:LINE (a
+    finding's or a fault's message in DETAIL), and the lines that changed since the step
+    before: (region ID, runs), each run a row (first line, end, new state), the lines
+    counted from the region's first."""
+
+    cluster: int
+    core: int
+    what: str
+    file: str | None
+    line: int | None
+    detail: str = ""
+    changes: "tuple[tuple[int, np.ndarray], ...]" = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class CacheStory:
+    """The regions' lines before the first step (START), the steps, and why the story
+    stopped early (STOPPED; "" when it did not)."""
+
+    start: tuple[RegionPicture, ...]
+    steps: tuple[StoryStep, ...]
+    stopped: str = ""
+
+
+@dataclass(frozen=True)
+class CacheCounts:
+    """How one region fared in the card-size cache (km.Session(cache="card-size")): its
+    accesses' hits and misses at each level of the tile, and the lines of it the L3
+    evicted, of which `written_back` were dirty (each a missing flush the eviction may
+    have rescued). Every access to the region counts once at the L1D, its misses once at
+    the L2, and the L2's misses once at the L3."""
+
+    cluster: int
+    region: str
+    l1d_hits: int
+    l1d_misses: int
+    l2_hits: int
+    l2_misses: int
+    l3_hits: int
+    l3_misses: int
+    evicted: int
+    written_back: int
+
+
+@dataclass(frozen=True)
+class LineCount:
+    """Instructions one core ran at one source line. FILE is None for the C library's
+    code, which has no source lines here: then FUNCTION names it."""
+
+    file: str | None
+    line: int
+    function: str
+    instructions: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else f"(C library) {self.function}"
+
+
+@dataclass(frozen=True)
+class FunctionCount:
+    """One function on one core: its own instructions, and with what it called
+    (inclusive); how often it was called (or tail-called)."""
+
+    name: str
+    file: str | None
+    line: int
+    own: int
+    inclusive: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class CacheEvents:
+    """What the cache did at one source line of a thread (all its cores): the region
+    pages it filled (a first load of a page since it was last dropped), the pages it
+    first wrote (since they were clean), the bytes its kmx_flush wrote back, and the
+    coherence findings found there."""
+
+    cluster: int
+    file: str | None
+    line: int
+    pages_filled: int = 0
+    pages_first_written: int = 0
+    bytes_flushed: int = 0
+    findings: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no source line)"
+
+
+@dataclass(frozen=True)
+class CoreProfile:
+    """One core's profile: INSTRUCTIONS it ran in all, LINES and FUNCTIONS most first,
+    STACKS its call stacks (root first) with the instructions run in the innermost."""
+
+    cluster: int
+    core: int
+    instructions: int
+    lines: tuple[LineCount, ...]
+    functions: tuple[FunctionCount, ...]
+    stacks: tuple[tuple[tuple[str, ...], int], ...]
+    dropped: int = 0  # blocks or calls the simulator's tables had no room for (counted in their caller)
