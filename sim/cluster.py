@@ -43,7 +43,7 @@ from .layout import (
     human_bytes,
 )
 from .memory.address_space import AddressSpace, Span
-from .memory.dram import Bank, Snapshot, Storage
+from .memory.dram import Bank, Snapshot, Storage, View
 from .profile import ThreadProfile
 from .story import Story
 from .timeline import Timeline
@@ -93,6 +93,17 @@ class Region:
         if states is None:
             states = self.cache.line_states()[self.offset // LINE : -(-(self.offset + self.size) // LINE)]
         return RegionPicture(cluster, coherence, self.name, self.id, self.size, LINE, self.offset % LINE, states)
+
+
+def _region_span(storage: Storage, name: str, base: int, holding: Holding) -> Span:
+    """A region's span over STORAGE with the cache model's lines over it, held as HOLDING
+    says (sim.cache.model): the engines map STORAGE's DRAM itself (direct), or a view of it
+    (sim.memory.dram.View) of the cache's own. (Made here, where memory and the cache meet:
+    memory does not import the cache.)"""
+    if holding is Holding.DIRECT:
+        return Span.over(storage, name, base, CachedRegion(storage.dram, storage.dram, holding, storage=storage))
+    view = View(storage)
+    return Span.over(storage, name, base, CachedRegion(view.array, storage.dram, holding, memory=view), view)
 
 
 class Cluster:
@@ -185,7 +196,7 @@ class Cluster:
                 )
             storage = bank.storage(share.offset + cursor, span_size, None if isinstance(content, int) else content,
                                    anonymous=holding is Holding.DIRECT)
-            span = self.memory.add(Span.over(storage, name, share.base + cursor, holding))
+            span = self.memory.add(_region_span(storage, name, share.base + cursor, holding))
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":
                 span.region.start_stale()
@@ -239,7 +250,7 @@ class Cluster:
                     f"cluster {other.number}'s regions were placed for no other cluster to "
                     "reach (place its thread with shares_bank=True)"
                 )
-            span = self.memory.add(Span.over(region.storage, region.name, region.span.base, Holding.COPYING))
+            span = self.memory.add(_region_span(region.storage, region.name, region.span.base, Holding.COPYING))
             span.owner = other.number
             if self.coherence == "strict":
                 span.region.start_stale()

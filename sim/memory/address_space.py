@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from ..cache.model import CachedRegion, Holding
 from . import host
 from .dram import Storage, View
 from ..layout import PAGE, count_bytes
@@ -32,6 +32,14 @@ class MemoryAccessError(Exception):
         self.outside = outside  # ADDRESS is in no span: describe it by where it is
 
 
+class Lines(Protocol):
+    """What a region's accesses from Python go through: the cache model's lines over it
+    (sim.cache.model.CachedRegion is one; the cluster makes it, since the cache sits above
+    memory and memory does not import it)."""
+
+    def touch(self, offset: int, size: int, write: bool, core=None) -> None: ...
+
+
 @dataclass(eq=False)
 class Span:
     """One mapped piece of the address space."""
@@ -42,7 +50,7 @@ class Span:
     size: int  # a multiple of PAGE
     array: np.ndarray = field(repr=False)
     host_address: int = field(repr=False)
-    region: CachedRegion | None = field(default=None, repr=False)
+    region: Lines | None = field(default=None, repr=False)  # a region's lines (sim.cache.model.CachedRegion)
     block: host.Block | None = field(default=None, repr=False)  # an image's or a stack's memory
     view: View | None = field(default=None, repr=False)  # a region's: the cache's view
     owner: int | None = None  # another cluster's number, for its region in bank D7
@@ -66,18 +74,13 @@ class Span:
             self.block.discard()
 
     @classmethod
-    def over(cls, storage: Storage, name: str, base: int, holding: Holding) -> "Span":
-        """A region's span, with the cache model's lines over it, held as HOLDING says
-        (sim.cache.model): the engines map STORAGE's DRAM itself (direct), or a view of
-        it (sim.memory.dram.View) of the cache's own."""
-        if holding is Holding.DIRECT:
-            span = cls(name, "region", base, storage.size, storage.dram, storage.mapping.address)
-            span.region = CachedRegion(storage.dram, storage.dram, holding, storage=storage)
-            return span
-        view = View(storage)
-        span = cls(name, "region", base, storage.size, view.array, view.address, view=view)
-        span.region = CachedRegion(view.array, storage.dram, holding, memory=view)
-        return span
+    def over(cls, storage: Storage, name: str, base: int, lines: Lines, view: View | None = None) -> "Span":
+        """A region's span over STORAGE, its accesses through LINES (the cache model's,
+        which the cluster made): the engines map STORAGE's DRAM itself (VIEW None), or
+        VIEW, a view of it of the cache's own (sim.memory.dram.View)."""
+        if view is None:
+            return cls(name, "region", base, storage.size, storage.dram, storage.mapping.address, region=lines)
+        return cls(name, "region", base, storage.size, view.array, view.address, region=lines, view=view)
 
     @classmethod
     def allocate(cls, name: str, kind: str, base: int, size: int) -> "Span":
