@@ -17,13 +17,28 @@ is a slice).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
     from .._records import Finding
+    from .cache.checker import Checker
+    from .explain import Explainer
     from .hart.core import Core
     from .hart.faults import CoreFault
     from .kmx.traps import KmxCall
+
+
+class Thread(Protocol):
+    """The thread its observers watch, as they read it (sim.cluster.Cluster is one). A
+    Protocol: the cluster makes its observers, and they import nothing above them."""
+
+    number: int
+    coherence: str
+    regions: Sequence  # of sim.cluster.Region, in ID order
+    cores: list["Core"]
+    explainer: "Explainer"
+    checker: "Checker | None"  # (None once its memory has gone)
+    running: "Core | None"  # the core whose turn it is
 
 POINTS = ("turn_starts", "turn_ends", "call_begins", "call_ends", "invalidated", "flushed", "finding",
           "finding_changed", "fault", "all_returned", "ended", "released")
@@ -67,7 +82,7 @@ class Observer:
     def ended(self) -> None:
         """The thread ended (returned, faulted or stopped), after the hand-back."""
 
-    def released(self, cluster) -> None:
+    def released(self, cluster: Thread) -> None:
         """Nothing runs on CLUSTER again; its memory is about to go."""
 
 
@@ -138,6 +153,6 @@ class Observers:
         for listener in self._hearing["ended"]:
             listener.ended()
 
-    def released(self, cluster) -> None:
+    def released(self, cluster: Thread) -> None:
         for listener in self._hearing["released"]:
             listener.released(cluster)

@@ -25,10 +25,9 @@ from .._records import CacheEvents, CoreProfile, FunctionCount, LineCount
 from .isa import decode, vector
 from .layout import LINE
 from .memory.address_space import MemoryAccessError
-from .observers import Observer
+from .observers import Observer, Thread
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
     from .explain import Explainer
     from .hart.core import Core
 
@@ -207,7 +206,7 @@ class ThreadProfile(Observer):
         source = frame.source if frame is not None else None
         self.bytes_flushed[(source.file, source.line) if source else (None, 0)] += lines * LINE
 
-    def released(self, cluster: "Cluster") -> None:
+    def released(self, cluster: Thread) -> None:
         """Count it all up (once the thread has ended, before its memory goes)."""
         if self.result is not None or not cluster.cores:
             return

@@ -18,10 +18,9 @@ import numpy as np
 from .._records import StoryStep
 from .image.dwarf import SourceLine
 from .layout import LINE
-from .observers import Observer
+from .observers import Observer, Thread
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
     from .hart.core import Core
     from .hart.faults import CoreFault
     from .kmx.traps import KmxCall
@@ -59,7 +58,7 @@ def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
 class Story(Observer):
     """The steps of one cluster's thread: a listener of its probe points (sim.observers)."""
 
-    def __init__(self, cluster: "Cluster") -> None:
+    def __init__(self, cluster: Thread) -> None:
         self._cluster = cluster
         self.steps: list[Step] = []
         # (a region's lines start untouched: zeros, which cost no memory until written)

@@ -34,7 +34,7 @@ from . import registers
 from .model import CachedRegion
 
 if TYPE_CHECKING:
-    from ..explain import Explainer
+    from ..image.dwarf import SourceLine
 
 READ_BEFORE_INVALIDATE = "read-before-invalidate"
 UNFLUSHED_WRITE = "unflushed-write"
@@ -67,6 +67,12 @@ class Region(Protocol):
     cache: CachedRegion
 
 
+class Sources(Protocol):
+    """What names a finding's source line (sim.explain.Explainer is one)."""
+
+    def users_line(self, pc: int, ra: int | None = None) -> "SourceLine | None": ...
+
+
 class Core(Protocol):
     """A core as the checker needs it (sim.hart.core.Core is one)."""
 
@@ -84,7 +90,7 @@ class Checker:
     source lines; RUNNING() is the core whose turn it is (a stale read is its)."""
 
     def __init__(
-        self, number: int, coherence: str, explainer: "Explainer", running: Callable[[], "Core | None"]
+        self, number: int, coherence: str, explainer: Sources, running: Callable[[], "Core | None"]
     ) -> None:
         self.number = number
         self.coherence = coherence

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..hart.faults import CoreFault
-from .stub import DebuggerGone, GdbStub
+from .stub import DebuggerGone, GdbStub, Thread
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
     from ..hart.core import Core
 
 
@@ -57,7 +56,7 @@ class Attached(Unattended):
     alone = True
     turns_in_c = False
 
-    def __init__(self, cluster: "Cluster", stub: GdbStub) -> None:
+    def __init__(self, cluster: Thread, stub: GdbStub) -> None:
         self.cluster, self.stub = cluster, stub
 
     def run_turn(self, core: "Core", count: int, error: int | None) -> bool:

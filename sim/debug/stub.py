@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
@@ -50,8 +50,38 @@ from . import registers
 from .remote import CLOSED, Connection
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..explain import Explainer
     from ..hart.core import Core
+    from ..image.elf import ThreadImage
+    from ..memory.address_space import AddressSpace
+
+
+class Turns(Protocol):
+    """Who hears of a turn (sim.observers.Observers is one): a core gdb runs out of the
+    schedule's turn starts and ends one of its own."""
+
+    def turn_starts(self, core: "Core") -> None: ...
+    def turn_ends(self, core: "Core") -> None: ...
+
+
+class Thread(Protocol):
+    """The thread gdb debugs, as the stub and its control see it (sim.cluster.Cluster is
+    one). A Protocol: the cluster makes the stub, and debug imports nothing above it."""
+
+    number: int
+    cores: list["Core"]
+    image: "ThreadImage"
+    image_base: int
+    memory: "AddressSpace"
+    explainer: "Explainer"
+    observers: Turns
+    running: "Core | None"  # the core whose turn it is (gdb's turn sets it)
+    faulted: bool
+
+    @property
+    def all_exited(self) -> bool: ...
+    def runnable(self) -> list["Core"]: ...
+    def fail(self, fault: CoreFault) -> None: ...
 
 SIGINT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGKILL, SIGSEGV = 2, 4, 5, 6, 7, 9, 11
 WATCH_KINDS = {2: ("watch", 2), 3: ("rwatch", 1), 4: ("awatch", 3)}  # Z type -> (stop word, kinds bits)
@@ -96,7 +126,7 @@ class DebugOptions:
 
 
 class GdbStub:
-    def __init__(self, cluster: "Cluster", options: DebugOptions, stopping: threading.Event) -> None:
+    def __init__(self, cluster: Thread, options: DebugOptions, stopping: threading.Event) -> None:
         self.cluster = cluster
         self.options = options
         self._stopping = stopping

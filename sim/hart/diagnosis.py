@@ -8,7 +8,7 @@ keeps the words.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..cache import registers
 from ..isa import decode, target, vector
@@ -19,7 +19,27 @@ from .engine import EngineError
 from .faults import CoreFault
 
 if TYPE_CHECKING:
-    from .core import Core
+    from ..explain import Explainer
+    from ..native import hooks
+
+
+class Context(Protocol):
+    """What a hart's faults name of its cluster (sim.hart.core.HartContext is one)."""
+
+    cluster: int
+    explainer: "Explainer"
+
+
+class Hart(Protocol):
+    """The core whose faults a Diagnosis words (sim.hart.core.Core is one). The core imports
+    this module, so this one names the core by what it reads of it, not by its class."""
+
+    number: int
+    context: Context
+    engine: "engines.Engine | None"
+    native: "hooks.CoreState"
+
+    def vector_state(self) -> "hooks.VectorState": ...
 
 EXCEPTIONS = {
     0: "a jump to a misaligned address",
@@ -48,7 +68,7 @@ EBREAKS = ("instruction 0x00100073", "instruction 0x9002")  # ebreak, c.ebreak
 class Diagnosis:
     """The words for CORE's faults."""
 
-    def __init__(self, core: "Core") -> None:
+    def __init__(self, core: Hart) -> None:
         self._core = weakref.proxy(core)  # (no cycle: a core is freed, memory files and all, once dropped)
         self._explain = core.context.explainer
 

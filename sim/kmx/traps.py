@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     from ..explain import Explainer
     from ..hart.core import Core
     from ..memory.address_space import AddressSpace
-    from ..observers import Observers
+
+
+class Listeners(Protocol):
+    """Who hears of each call (sim.observers.Observers is one: the story, the trace and the
+    profile). A Protocol, so that kmx knows nothing of who listens."""
+
+    def call_begins(self, call: "KmxCall") -> None: ...
+    def call_ends(self, call: "KmxCall") -> None: ...
 
 
 class Thread(Protocol):
@@ -37,7 +44,7 @@ class Thread(Protocol):
     explainer: "Explainer"
     words: list[int]
     result_words: "np.ndarray"
-    observers: "Observers"  # (sim.observers: the story, the trace, the profile hear of each call)
+    observers: Listeners  # (they hear of each call)
 
     def core_exited(self, core: "Core", code: int) -> None: ...
     def invalidate(self, region_id: int, core: "Core") -> None: ...
