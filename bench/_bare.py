@@ -16,7 +16,7 @@ The engine's variants (`BareRun`'s keywords):
   maps each page to itself, as the simulator's does without its cache model);
 - exec_data: the stack and the regions mapped executable too (the simulator's are not);
 - flush_tlb: the ecall hook drops the engine's TLB at kmx_invalidate and kmx_flush, as
-  the simulator does (sim/cluster.py). This matters for speed: the engine's TLB starts
+  the simulator does (sim/machine/cluster.py). This matters for speed: the engine's TLB starts
   at 256 pages and grows only when it is flushed (it doubles when more than 70% of it
   was in use), so a run without flushes may keep missing where the simulator's does not.
   (The simulator also flushes it after many fills, to let it grow: sim/hart/core.py.)
@@ -51,8 +51,8 @@ from unicorn.riscv_const import (
     UC_RISCV_REG_SP,
 )
 
-from komorebi.sim.card import Card
-from komorebi.sim.cluster import Cluster
+from komorebi.sim.machine.card import Card
+from komorebi.sim.machine.cluster import Cluster
 from komorebi.sim.image.elf import ThreadImage
 from komorebi.sim.memory import host
 from komorebi.sim.kmx import linux

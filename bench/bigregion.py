@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 import komorebi as km  # noqa: E402
 import komorebi._simulator  # noqa: E402,F401 - the machine in the baseline, as before komorebi's import was lazy
-import komorebi.sim.card  # noqa: E402,F401
+import komorebi.sim.machine.card  # noqa: E402,F401
 
 LESSON = ROOT / "tutorial" / "35_sharing_memory"
 CHECK_SLICE = 1 << 22  # elements compared at a time

@@ -5,11 +5,11 @@ public API, in sessions measured in the same process, interleaved, best of --rep
 - off: km.Session(), the baseline;
 - profile: km.Session(profile=True): every block counted, the call tree followed
   (sim/native/profile.c);
-- trace: km.Session(trace=PATH): the turns, calls and waits on a timeline (sim/timeline.py),
+- trace: km.Session(trace=PATH): the turns, calls and waits on a timeline (sim/observe/timeline.py),
   the file written when the run stops.
 
 Times are the kernel's alone, between the thread's two submits (bench/kernels/sim_driver.inc);
-the profile's counting up after the run (sim/profile.py) is timed on its own, as `count ms`.
+the profile's counting up after the run (sim/observe/profile.py) is timed on its own, as `count ms`.
 The last line printed is one JSON object.
 
     python bench/observing.py [--repeat 3] [--quick]

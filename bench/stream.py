@@ -35,7 +35,7 @@ os.environ["KMX_CFLAGS"] = "-march=rv64gc"  # (bare Unicorn runs RV64GC only)
 
 from bench._bare import BareRun, Layout, layout_of  # noqa: E402
 from komorebi.sim.build.thread import build_thread  # noqa: E402
-from komorebi.sim.card import Card  # noqa: E402
+from komorebi.sim.machine.card import Card  # noqa: E402
 from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
 
 TRIPLE = ROOT / "tutorial" / "35_sharing_memory" / "thread" / "triple.c"

@@ -20,10 +20,10 @@ from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
-from komorebi.sim.schedule import DEFAULT_QUANTUM, Plan
+from komorebi.sim.machine.schedule import DEFAULT_QUANTUM, Plan
 
 if TYPE_CHECKING:  # (the card and its engine are imported by the first load, not with the seam)
-    from komorebi.sim.card import Card
+    from komorebi.sim.machine.card import Card
 
 __all__ = [
     "CLUSTERS", "CORES_PER_CLUSTER", "DEFAULT_HEAP_BYTES", "DEFAULT_QUANTUM", "PAGE", "MAX_REGIONS", "MAX_WORDS", "OUTPUT_KEPT",
@@ -50,7 +50,7 @@ class Simulator:
     """The simulated card (the default backend)."""
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
-        from komorebi.sim.card import Card
+        from komorebi.sim.machine.card import Card
         from komorebi.sim.debug.stub import DebugOptions
 
         images, elves, said = {}, {}, []

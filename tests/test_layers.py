@@ -2,12 +2,13 @@
 it is written: at the top, inside a function, or under TYPE_CHECKING (a type checker
 follows those too). No module reaches itself through its imports; komorebi's API reaches
 the machine only through its seam; the seam's data (komorebi._records) imports nothing of
-either side; only one module of the machine imports Unicorn; memory does not import the
-cache, nor kmx its observers."""
+either side; only one module of the machine imports Unicorn; and the machine's layers
+point one way, as docs/simulator.md draws them ("The layers")."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -160,6 +161,64 @@ def test_only_the_engine_module_imports_unicorn():
     assert users == ["komorebi.sim.hart.engine"]
 
 
+def _layers_in_the_docs() -> list[dict[str, str]]:
+    """The layers as docs/simulator.md's table draws them ("The layers"), bottom first:
+    each level's groups, each the name of the module or package its part names first
+    (`hart/` is komorebi.sim.hart, `komorebi/_records.py` komorebi._records)."""
+    text = (ROOT / "docs" / "simulator.md").read_text()
+    section = text.split("\n### The layers\n", 1)[1].split("\n#", 1)[0]
+    levels = []
+    for number, parts in re.findall(r"^\| (\d+) \| (.+) \|$", section, re.M):
+        assert int(number) == len(levels), f"the table's levels go 0, 1, 2...: {number}"
+        groups = {}
+        for part in parts.split(";"):
+            path = re.search(r"`([^`]+)`", part).group(1).rstrip("/").removesuffix(".py")
+            if path.startswith("komorebi/"):
+                name = path.replace("/", ".")
+            elif path == "kmx_runtime":
+                name = "komorebi.kmx_runtime"
+            else:
+                name = "komorebi.sim." + path.replace("/", ".")
+            assert name in MODULES, f"docs/simulator.md's layers name {path}, which is no module or package"
+            groups[path] = name
+        levels.append(groups)
+    return levels
+
+
+# A module imports modules of its own group, and of the levels below its own: never of a
+# level above, nor of another group of its level. A module belongs to the group that names
+# the longest part of its name.
+LAYERS = _layers_in_the_docs()
+
+
+def _place(name: str) -> tuple[int, str] | None:
+    """NAME's level and group (None: in no layer)."""
+    best = None
+    for level, groups in enumerate(LAYERS):
+        for group, prefix in groups.items():
+            if (name == prefix or name.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), level, group)
+    return None if best is None else best[1:]
+
+
+def test_every_module_of_the_machine_has_its_layer():
+    assert len(LAYERS) > 5
+    assert [name for name in MODULES if name.startswith("komorebi.sim.") and _place(name) is None] == []
+
+
+def test_the_machines_layers_point_one_way():
+    wrong = []
+    for name in sorted(MODULES):
+        place = _place(name)
+        if place is None:
+            continue
+        for other in sorted(_ours(name)):
+            there = _place(other)
+            if there is None or there[0] > place[0] or (there[0] == place[0] and there[1] != place[1]):
+                wrong.append(f"{name} ({place[1]}) imports {other} ({there[1] if there else 'no layer'})")
+    assert wrong == [], "\n".join(wrong)
+
+
 def _reaches(low: str, high: str) -> list[str]:
     """The modules of LOW (a package or module of the machine) that import one of HIGH."""
     return sorted(f"{name} -> {m}" for name in MODULES if name == low or name.startswith(low + ".")
@@ -167,6 +226,6 @@ def _reaches(low: str, high: str) -> list[str]:
 
 
 def test_memory_does_not_import_the_cache_and_kmx_does_not_import_its_observers():
+    """(The layers say so too; these two the review named, issue 30.)"""
     assert _reaches("komorebi.sim.memory", "komorebi.sim.cache") == []
-    for observer in ("observers", "story", "timeline", "profile"):
-        assert _reaches("komorebi.sim.kmx", f"komorebi.sim.{observer}") == []
+    assert _reaches("komorebi.sim.kmx", "komorebi.sim.observe") == []

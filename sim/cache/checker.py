@@ -57,7 +57,7 @@ def _bytes(start: int, end: int, size: int) -> str:
 
 
 class Region(Protocol):
-    """A region as the checker needs it (sim.cluster.Region is one)."""
+    """A region as the checker needs it (sim.machine.cluster.Region is one)."""
 
     name: str
     id: int
@@ -68,7 +68,7 @@ class Region(Protocol):
 
 
 class Sources(Protocol):
-    """What names a finding's source line (sim.explain.Explainer is one)."""
+    """What names a finding's source line (sim.hart.explain.Explainer is one)."""
 
     def users_line(self, pc: int, ra: int | None = None) -> "SourceLine | None": ...
 
@@ -96,7 +96,7 @@ class Checker:
         self.coherence = coherence
         self._explainer = explainer
         self._running = running
-        self.on_finding: Callable[[Finding], None] | None = None  # told of each new finding (sim.timeline)
+        self.on_finding: Callable[[Finding], None] | None = None  # told of each new finding (sim.observe.timeline)
         self._found: dict[tuple[int, str], Finding] = {}
         # (region ID, page, cached alias?): the core and source line of the page's first
         # touch through that alias, once the region was touched through the uncached one

@@ -31,7 +31,7 @@ runs each against one reference):
 - copying: a fill copies DRAM's page into the view, and the first write to a page copies
   it aside, to compare with. Used where something else may write the region's DRAM during
   the run: a region of cluster 2 or 3 that the other cluster's thread can reach in bank
-  D7 (sim.cluster), and a view that is not over sim.memory.dram storage (the unit tests).
+  D7 (sim.machine.cluster), and a view that is not over sim.memory.dram storage (the unit tests).
 
 Every region operation works on whole regions, and a region's pages hold only its own
 lines, so page-level flags describe each line exactly. One thing is approximate: a store
@@ -246,7 +246,7 @@ class CachedRegion:
         self.rescued: np.ndarray | None = None
         self._cached_lines = self._uc_stale = self._side_mask = self._side = self._own_clean = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
-        self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.cluster: the turn goes to Python)
+        self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.machine.cluster: the turn goes to Python)
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
         self._on_line_event = hooks.LINE_EVENT(_line_event(weakref.ref(self)))
         self.state = hooks.RegionState(

@@ -1,6 +1,6 @@
 """Who controls a cluster's turns besides the schedule: no one, or gdb.
 
-The card's scheduler (sim.card) runs each turn through its cluster's control, and asks it
+The card's scheduler (sim.machine.card) runs each turn through its cluster's control, and asks it
 what to do when a core faults and when no core can run. `Unattended`, every cluster's
 control when no gdb is attached, does what the scheduler would do alone: it runs the turn
 and has no say. `Attached` is gdb's (sim.debug.stub): its turns stop for breakpoints,

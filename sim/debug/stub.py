@@ -1,6 +1,6 @@
 """A gdb remote stub for one cluster's thread: each core a gdb thread, all-stop.
 
-The cluster's cores take turns on its host thread (sim.schedule), so when one stops for
+The cluster's cores take turns on its host thread (sim.machine.schedule), so when one stops for
 gdb the others are already still: nothing runs while gdb looks, and the schedule goes on
 afterwards exactly where it was (a turn stopped at a breakpoint runs its remaining
 instructions when gdb continues). What stops a core:
@@ -50,14 +50,14 @@ from . import registers
 from .remote import CLOSED, Connection
 
 if TYPE_CHECKING:
-    from ..explain import Explainer
+    from ..hart.explain import Explainer
     from ..hart.core import Core
     from ..image.elf import ThreadImage
     from ..memory.address_space import AddressSpace
 
 
 class Turns(Protocol):
-    """Who hears of a turn (sim.observers.Observers is one): a core gdb runs out of the
+    """Who hears of a turn (sim.observe.observers.Observers is one): a core gdb runs out of the
     schedule's turn starts and ends one of its own."""
 
     def turn_starts(self, core: "Core") -> None: ...
@@ -65,7 +65,7 @@ class Turns(Protocol):
 
 
 class Thread(Protocol):
-    """The thread gdb debugs, as the stub and its control see it (sim.cluster.Cluster is
+    """The thread gdb debugs, as the stub and its control see it (sim.machine.cluster.Cluster is
     one). A Protocol: the cluster makes the stub, and debug imports nothing above it."""
 
     number: int

@@ -33,7 +33,7 @@ from .faults import CoreFault
 from .mapping import Mapping
 
 if TYPE_CHECKING:
-    from ..explain import Explainer
+    from .explain import Explainer
     from ..image.elf import ThreadImage
     from ..memory.address_space import AddressSpace
 
@@ -328,7 +328,7 @@ class Core:
         """The block the core stopped in did not run from PC on (INCLUDING: nor PC's own
         instruction; a watchpoint's stop before it, or a fault at it): what the block hook
         counted of it as the block began is taken back, from the cycles, the turn and the
-        profile (sim.profile reads `uncounted`)."""
+        profile (sim.observe.profile reads `uncounted`)."""
         turn = self.native.turn
         start, end = turn.current_address, turn.current_address + turn.current_size
         if not (turn.counting and start <= pc < end):
@@ -424,7 +424,7 @@ class Core:
     def _go_on(self) -> bool:
         """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
         or after a fence.i. Do what it stopped for, and say whether to go on."""
-        self.context.check_hooks()  # (a hook's Python failed in the run: sim.cluster._hook_failed)
+        self.context.check_hooks()  # (a hook's Python failed in the run: sim.machine.cluster._hook_failed)
         grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
         retranslate, asked = self.native.device.retranslate, self.native.turn.stop_asked
         self.native.turn.stop_asked = 0
@@ -501,7 +501,7 @@ class Core:
     def place(self, running: bool, timeout: float = 0.5, ask: Callable[[], None] | None = None) -> tuple[int, int] | None:
         """(pc, frame pointer) of the core, from another thread. A RUNNING core is asked
         to say (the engine's registers are its own while it runs): at the end of its turn
-        (ASK: the turn loop's, which then comes back between turns: sim.schedule.TurnLoop),
+        (ASK: the turn loop's, which then comes back between turns: sim.machine.schedule.TurnLoop),
         or, in a turn with no limit, stopped a moment by its block hook, after which it
         goes on as if nothing happened. A core with no block hook (a lone core that does
         not count) is not stopped: its registers are read as they are, which is where its
@@ -586,7 +586,7 @@ class Core:
 
     def give_way(self) -> None:
         """End the current run as the core waits for another (a yield, a futex wait, a
-        sleep): `yielded` tells the schedule (sim.schedule, pct)."""
+        sleep): `yielded` tells the schedule (sim.machine.schedule, pct)."""
         self.stop_here()
         self.yielded = True
 

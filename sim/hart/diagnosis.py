@@ -1,7 +1,7 @@
 """Why a core stopped, in words: the cause of a fault, from what the engine and the
 native hooks left (the exception's number, the access the memory refused, the vector
 unit's refused element, the cache registers' refused access) and what the thread's code
-and memory are (sim.explain). A core (sim.hart.core) keeps its running; this module
+and memory are (sim.hart.explain). A core (sim.hart.core) keeps its running; this module
 keeps the words.
 """
 
@@ -19,7 +19,7 @@ from .engine import EngineError
 from .faults import CoreFault
 
 if TYPE_CHECKING:
-    from ..explain import Explainer
+    from .explain import Explainer
     from ..native import hooks
 
 

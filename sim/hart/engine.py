@@ -16,7 +16,7 @@ The binding's private parts still needed, and why:
   the C hooks call.
 - `Uc._uch`, the engine's C handle: for those C calls.
 - `Uc._Uc__finalizer`, the binding's exit-time finalizer: disarmed, because at exit
-  sim.card stops the cores first (an engine closed under a running core crashes the
+  sim.machine.card stops the cores first (an engine closed under a running core crashes the
   process); `close` calls it once.
 """
 
@@ -95,7 +95,7 @@ class Engine:
         uc = Uc(UC_ARCH_RISCV, UC_MODE_RISCV64)
         uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
         finalize = getattr(uc, "_Uc__finalizer", None)
-        if finalize is not None:  # at exit, sim.card stops the cores; then the OS frees all
+        if finalize is not None:  # at exit, sim.machine.card stops the cores; then the OS frees all
             finalize.atexit = False
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
         self._uc = uc

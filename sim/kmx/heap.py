@@ -1,6 +1,6 @@
 """The thread's heap: the pages the C library maps (mmap, munmap, mremap) for malloc.
 
-The heap is one span of the cluster's share, after the stacks (sim.cluster), its size the
+The heap is one span of the cluster's share, after the stacks (sim.machine.cluster), its size the
 thread's `heap` (km.Program.thread; DEFAULT_HEAP_BYTES by default). The C library's malloc
 (zig's, over musl) asks the system for pages with mmap and gives big ones back with
 munmap, as on Linux; here the system is this class: first fit over the free pages, whole

@@ -95,7 +95,7 @@ class SystemCallFault(Exception):
 
 
 class Linux:
-    """The system calls of one cluster's THREAD (sim.cluster.Cluster)."""
+    """The system calls of one cluster's THREAD (sim.machine.cluster.Cluster)."""
 
     def __init__(self, thread) -> None:
         self.thread = thread

@@ -2,7 +2,7 @@
 
 Filled by the machine's thread, emptied by Python's. At most 16 submissions wait; a core
 whose submit finds 16 waiting stalls until Python takes one (SPEC section 3). Clusters 2
-and 3 taking turns together (under a schedule: sim.card) have no limit: a stall of one
+and 3 taking turns together (under a schedule: sim.machine.card) have no limit: a stall of one
 would stop both, and Python may be waiting for the other.
 """
 
@@ -23,7 +23,7 @@ class Outbox:
     left or learns that nothing more will come."""
 
     def __init__(self, on_take: threading.Condition) -> None:
-        self.limit: int | None = MAX_WAITING_SUBMISSIONS  # submissions that may wait (None: any number; sim.card)
+        self.limit: int | None = MAX_WAITING_SUBMISSIONS  # submissions that may wait (None: any number; sim.machine.card)
         self._items: deque[Handed] = deque()
         self.closed = False
         self.has_last = False  # the final result or the fault is in (taken or not)

@@ -21,13 +21,13 @@ from .printf import FormatError, format_print
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..explain import Explainer
+    from ..hart.explain import Explainer
     from ..hart.core import Core
     from ..memory.address_space import AddressSpace
 
 
 class Listeners(Protocol):
-    """Who hears of each call (sim.observers.Observers is one: the story, the trace and the
+    """Who hears of each call (sim.observe.observers.Observers is one: the story, the trace and the
     profile). A Protocol, so that kmx knows nothing of who listens."""
 
     def call_begins(self, call: "KmxCall") -> None: ...
@@ -35,11 +35,11 @@ class Listeners(Protocol):
 
 
 class Thread(Protocol):
-    """What the trap table answers calls about: a cluster's thread (sim.cluster.Cluster
+    """What the trap table answers calls about: a cluster's thread (sim.machine.cluster.Cluster
     is one). The calls that change the thread's state are its own."""
 
     number: int
-    regions: Sequence  # of sim.cluster.Region, in ID order
+    regions: Sequence  # of sim.machine.cluster.Region, in ID order
     memory: "AddressSpace"
     explainer: "Explainer"
     words: list[int]
@@ -88,7 +88,7 @@ def _signed32(value: int) -> int:
 
 
 class KmxCall:
-    """A call as the thread's observers hear of it (sim.observers): CORE's ecall NUMBER
+    """A call as the thread's observers hear of it (sim.observe.observers): CORE's ecall NUMBER
     with ARGUMENTS (a0, a1, a2); KNOWN: a kmx call, else a system call of the C
     library's."""
 

@@ -38,7 +38,7 @@ SHARED_READS_FROM = 1 << 20  # spans this big keep their file, so that a read sh
 
 class Snapshot:
     """A numpy array's bytes, copied once into memory that nobody writes again, laid out
-    as the region's span will be: the bytes end at a page boundary (sim.cluster places a
+    as the region's span will be: the bytes end at a page boundary (sim.machine.cluster places a
     region so that it ends where its span ends)."""
 
     def __init__(self, array: np.ndarray) -> None:

@@ -5,7 +5,7 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.build.thread import build_thread
-from komorebi.sim.card import Card
+from komorebi.sim.machine.card import Card
 from komorebi.sim.image.elf import load_image
 from komorebi.sim.layout import CACHED_ALIAS, GiB
 from tests.threads import THREADS

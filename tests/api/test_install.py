@@ -64,7 +64,7 @@ def test_import_costs_what_it_uses(tmp_path, kernels):
         f"p = km.Program('p', kernels={str(kernels)!r})\n"
         f"p.thread(cluster=0, sources=[{str(LESSON / 'thread' / 'triple.c')!r}], regions={{'a': np.arange(8)}})\n"
         "km.Schedule.random(3)\n"
-        "print([m for m in sys.modules if m.split('.')[0] == 'unicorn' or m in ('komorebi.sim.card', 'komorebi.sim.hart.engine')])\n"
+        "print([m for m in sys.modules if m.split('.')[0] == 'unicorn' or m in ('komorebi.sim.machine.card', 'komorebi.sim.hart.engine')])\n"
     )
     bare = "import sys, komorebi\nprint(sorted(m for m in sys.modules if m.startswith('komorebi.') or m.split('.')[0] in ('numpy', 'unicorn')))\n"
     done = subprocess.run([sys.executable, "-c", bare], cwd=tmp_path, capture_output=True, text=True, timeout=60)

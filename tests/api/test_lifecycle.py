@@ -1,5 +1,5 @@
 """Nothing leaked, nothing left running, nobody left waiting: what a run holds and until
-when (sim.card, komorebi._session). (Issue 11, items 2, 7, 8 and 10.)"""
+when (sim.machine.card, komorebi._session). (Issue 11, items 2, 7, 8 and 10.)"""
 
 from __future__ import annotations
 
@@ -325,7 +325,7 @@ def test_a_dropped_run_whose_thread_faulted_is_freed_without_the_cycle_collector
 
 
 def test_a_bug_of_the_simulators_at_a_threads_end_is_not_lost(tmp_path, monkeypatch):
-    from komorebi.sim.cluster import Cluster
+    from komorebi.sim.machine.cluster import Cluster
 
     def broken(self):
         raise OSError("the hand-back broke")

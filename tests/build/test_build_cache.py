@@ -253,7 +253,7 @@ def _load_error(tmp_path: Path, env: dict[str, str], *, user: int | None = None)
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
     # Read first what root alone may read (zig's version, the hooks), then become USER.
     drop = (
-        f"import komorebi._simulator, komorebi.sim.card, komorebi.sim.debug.stub; from komorebi.sim.native import hooks; from komorebi.sim.build import toolchain; toolchain.zig_identity(); hooks.library(); os.setgid({user}); os.setuid({user})"
+        f"import komorebi._simulator, komorebi.sim.machine.card, komorebi.sim.debug.stub; from komorebi.sim.native import hooks; from komorebi.sim.build import toolchain; toolchain.zig_identity(); hooks.library(); os.setgid({user}); os.setuid({user})"
         if user is not None else "pass"
     )
     script = textwrap.dedent(

@@ -1,4 +1,4 @@
-"""The probe points (sim/observers.py): a listener hears what a run did, in order, and
+"""The probe points (sim/observe/observers.py): a listener hears what a run did, in order, and
 only the points it overrides; one that hears turns hears every turn the schedule
 recorded (the turn loop in C hands each to Python). And the scheduler's control
 (sim/debug/control.py) is the unattended one unless gdb is attached."""
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from komorebi.sim.build.thread import build_thread
-from komorebi.sim.card import Card
+from komorebi.sim.machine.card import Card
 from komorebi.sim.debug.control import Unattended
 from komorebi.sim.image.elf import load_image
-from komorebi.sim.observers import Observer, Observers
+from komorebi.sim.observe.observers import Observer, Observers
 
 SOURCE = Path(__file__).resolve().parent.parent / "threads" / "traced.c"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from komorebi.sim.card import Card
+from komorebi.sim.machine.card import Card
 from komorebi.sim.image.elf import load_image
 from komorebi.sim.build.thread import build_thread
 from tests.threads import THREADS

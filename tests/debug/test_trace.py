@@ -96,7 +96,7 @@ def test_a_session_numbers_its_runs_traces_and_checks_the_path(tmp_path):
 
 
 def test_a_trace_that_runs_out_of_room_says_where_and_keeps_what_came_before(tmp_path, monkeypatch):
-    from komorebi.sim import timeline
+    from komorebi.sim.observe import timeline
 
     monkeypatch.setattr(timeline, "TRACE_EVENTS", 40)
     path = tmp_path / "short.json"

@@ -14,7 +14,7 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.native import hooks
-from komorebi.sim.schedule import Plan, Schedule
+from komorebi.sim.machine.schedule import Plan, Schedule
 from tests.threads import machine_cluster, program_for, wait_for
 
 

@@ -16,7 +16,7 @@ from tests.threads import machine_cluster
 from komorebi.sim.build.thread import build_thread
 from komorebi.sim.hart import engine
 from komorebi.sim.native import hooks
-from komorebi.sim.card import Card
+from komorebi.sim.machine.card import Card
 from komorebi.sim.hart.core import READY
 from komorebi.sim.image.elf import load_image
 
@@ -293,7 +293,7 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
     run of the vector unit: the results, every core's cycles and the turns are those of
     the same runs with every turn from Python, and then with every turn's rest run by the
     engine; most turns did finish in C."""
-    from komorebi.sim import schedule
+    from komorebi.sim.machine import schedule
     from komorebi.sim.hart import core as cores
     from tests.threads import THREADS
 

@@ -3,12 +3,12 @@
 The cores of a cluster take turns on one host thread, so that a store by one is seen by
 the next load of another, as through the cluster's shared cache. A turn lasts a number of
 instructions while two or more cores are ready; a core alone runs until it blocks, exits
-or releases a barrier, which ends the turn (sim.cluster). Every decision here depends only
+or releases a barrier, which ends the turn (sim.machine.cluster). Every decision here depends only
 on the run's own history, never on the wall clock, the host or other clusters: the same
 program, inputs and plan give the same interleaving, bit for bit.
 
 Clusters 2 and 3 share DRAM bank D7. Under any plan but round robin they take their turns
-together, on one host thread, as one group of cores (sim.card); else each cluster is a
+together, on one host thread, as one group of cores (sim.machine.card); else each cluster is a
 group of its own.
 
 A plan (`Plan`, km.Schedule's machine side) chooses the turns:
@@ -51,7 +51,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .native import hooks
+from ..native import hooks
 
 DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
 PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
@@ -212,7 +212,7 @@ class Schedule:
         return core, count
 
     def main_begins(self, cluster: int) -> None:
-        """CLUSTER's start code released its barrier (its first, sim.cluster): its cores
+        """CLUSTER's start code released its barrier (its first, sim.machine.cluster): its cores
         enter kmx_main once the turn that released it is counted (`ran`)."""
         if cluster in self._starting:
             self._starting.discard(cluster)
@@ -256,7 +256,7 @@ class Schedule:
 class TurnLoop:
     """The turn loop in C (sim/native/sched.c) for SCHEDULE's group of CORES: it runs
     their turns until one needs Python, which then finishes that turn as its own
-    (sim.card)."""
+    (sim.machine.card)."""
 
     def __init__(self, schedule: Schedule, cores: Sequence) -> None:
         by_key = {key(core): core for core in cores}

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._records import StoryStep
-from .image.dwarf import SourceLine
-from .layout import LINE
+from ..._records import StoryStep
+from ..image.dwarf import SourceLine
+from ..layout import LINE
 from .observers import Observer, Thread
 
 if TYPE_CHECKING:
-    from .hart.core import Core
-    from .hart.faults import CoreFault
-    from .kmx.traps import KmxCall
+    from ..hart.core import Core
+    from ..hart.faults import CoreFault
+    from ..kmx.traps import KmxCall
 
 STORY_LINES = 64 * 2**20  # lines looked at, all steps together
 STORY_STEPS = 5000
@@ -56,7 +56,7 @@ def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
 
 
 class Story(Observer):
-    """The steps of one cluster's thread: a listener of its probe points (sim.observers)."""
+    """The steps of one cluster's thread: a listener of its probe points (sim.observe.observers)."""
 
     def __init__(self, cluster: Thread) -> None:
         self._cluster = cluster
@@ -107,7 +107,7 @@ class Story(Observer):
         return [StoryStep(number, s.core, s.what, s.file, s.line, s.detail, tuple(sorted(s.changes.items())))
                 for s in self.steps]
 
-    # -- the probe points (sim.observers) -------------------------------------------------
+    # -- the probe points (sim.observe.observers) -------------------------------------------------
 
     def call_begins(self, call: "KmxCall") -> None:
         if call.known:  # (a system call of the C library's is no step)

@@ -4,8 +4,8 @@ As gem5's probe points (ProbePoint and ProbeListener): the machine says, at each
 what happened (a turn starts or ends, a kmx or system call begins or ends, a region is
 invalidated or flushed, the checker finds something, a core faults, the thread ends),
 to one list of listeners, and knows nothing of who listens. The listeners are the
-observers of a run: the cache's story (sim.story, always), the trace's timeline
-(sim.timeline, km.Session(trace=PATH)) and the profile (sim.profile,
+observers of a run: the cache's story (sim.observe.story, always), the trace's timeline
+(sim.observe.timeline, km.Session(trace=PATH)) and the profile (sim.observe.profile,
 km.Session(profile=True)).
 
 A listener is an Observer that overrides the points it hears; Observers calls, at each
@@ -20,21 +20,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
-    from .._records import Finding
-    from .cache.checker import Checker
-    from .explain import Explainer
-    from .hart.core import Core
-    from .hart.faults import CoreFault
-    from .kmx.traps import KmxCall
+    from ..._records import Finding
+    from ..cache.checker import Checker
+    from ..hart.explain import Explainer
+    from ..hart.core import Core
+    from ..hart.faults import CoreFault
+    from ..kmx.traps import KmxCall
 
 
 class Thread(Protocol):
-    """The thread its observers watch, as they read it (sim.cluster.Cluster is one). A
+    """The thread its observers watch, as they read it (sim.machine.cluster.Cluster is one). A
     Protocol: the cluster makes its observers, and they import nothing above them."""
 
     number: int
     coherence: str
-    regions: Sequence  # of sim.cluster.Region, in ID order
+    regions: Sequence  # of sim.machine.cluster.Region, in ID order
     cores: list["Core"]
     explainer: "Explainer"
     checker: "Checker | None"  # (None once its memory has gone)

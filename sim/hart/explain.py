@@ -18,11 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from .hart.faults import CoreFault, Frame
-from .image.dwarf import LineTable, SourceLine, line_table
-from .image.elf import ThreadImage
-from .isa import decode
-from .layout import (
+from .faults import CoreFault, Frame
+from ..image.dwarf import LineTable, SourceLine, line_table
+from ..image.elf import ThreadImage
+from ..isa import decode
+from ..layout import (
     BANK_BYTES,
     CACHED_ALIAS,
     GUARD_BYTES,
@@ -31,7 +31,7 @@ from .layout import (
     UNCACHED_ALIAS,
     count_bytes,
 )
-from .memory.address_space import AddressSpace, MemoryAccessError, Span
+from ..memory.address_space import AddressSpace, MemoryAccessError, Span
 
 BACKTRACE_DEPTH = 8
 
@@ -42,7 +42,7 @@ def call_site(return_address: int) -> int:
 
 
 class PlacedRegion(Protocol):
-    """Where a region is, for messages (sim.cluster.Region is one)."""
+    """Where a region is, for messages (sim.machine.cluster.Region is one)."""
 
     name: str
     id: int
@@ -231,6 +231,6 @@ def _in_c_library(file: str) -> bool:
     compiler-rt), or zig's own (its libc parts are Zig, named like c/string.zig)."""
     if file.endswith(".zig"):
         return True
-    from .build.toolchain import zig_folder
+    from ..build.toolchain import zig_folder
 
     return Path(file).is_relative_to(zig_folder())

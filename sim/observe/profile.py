@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._records import CacheEvents, CoreProfile, FunctionCount, LineCount
-from .isa import decode, vector
-from .layout import LINE
-from .memory.address_space import MemoryAccessError
+from ..._records import CacheEvents, CoreProfile, FunctionCount, LineCount
+from ..isa import decode, vector
+from ..layout import LINE
+from ..memory.address_space import MemoryAccessError
 from .observers import Observer, Thread
 
 if TYPE_CHECKING:
-    from .explain import Explainer
-    from .hart.core import Core
+    from ..hart.explain import Explainer
+    from ..hart.core import Core
 
 BLOCKS = 1 << 16  # blocks a core can count (half of the table: it is open-addressed)
 PCS = 1 << 16  # instructions the interpreter (sim/native/isa.c) ran, by pc
@@ -192,7 +192,7 @@ def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
 class ThreadProfile(Observer):
     """The profile of one cluster's thread: its cores' tables (sim/native/profile.c) and
     the bytes each line's kmx_flush wrote back (a listener of the thread's probe points,
-    sim.observers: its flushes, and its release, when it counts up)."""
+    sim.observe.observers: its flushes, and its release, when it counts up)."""
 
     def __init__(self, cores, explainer: "Explainer") -> None:
         starts = function_starts(explainer)

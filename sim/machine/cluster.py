@@ -16,19 +16,19 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import kmx_runtime
-from .._records import Handed, RegionPicture
-from .cache.checker import UNFLUSHED_WRITE, Checker
-from .cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
-from .explain import Explainer
-from .hart.core import BLOCKED, EXITED, READY, Core, HartContext
-from .hart.faults import CoreFault
-from .image.elf import ThreadImage
-from .kmx import console, linux
-from .kmx.heap import Heap
-from .kmx.outbox import Outbox
-from .kmx.traps import TrapTable
-from .layout import (
+from ... import kmx_runtime
+from ..._records import Handed, RegionPicture
+from ..cache.checker import UNFLUSHED_WRITE, Checker
+from ..cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
+from ..hart.explain import Explainer
+from ..hart.core import BLOCKED, EXITED, READY, Core, HartContext
+from ..hart.faults import CoreFault
+from ..image.elf import ThreadImage
+from ..kmx import console, linux
+from ..kmx.heap import Heap
+from ..kmx.outbox import Outbox
+from ..kmx.traps import TrapTable
+from ..layout import (
     GUARD_BYTES,
     LINE,
     PAGE,
@@ -42,13 +42,13 @@ from .layout import (
     align_up,
     human_bytes,
 )
-from .memory.address_space import AddressSpace, Span
-from .memory.dram import Bank, Snapshot, Storage, View
-from .profile import ThreadProfile
-from .story import Story
-from .timeline import Timeline
-from .observers import Observers
-from .debug.control import Unattended
+from ..memory.address_space import AddressSpace, Span
+from ..memory.dram import Bank, Snapshot, Storage, View
+from ..observe.profile import ThreadProfile
+from ..observe.story import Story
+from ..observe.timeline import Timeline
+from ..observe.observers import Observers
+from ..debug.control import Unattended
 from .schedule import Plan, Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
@@ -129,7 +129,7 @@ class Cluster:
         traced: bool = False,
         scheduled: bool = False,
     ) -> None:
-        """SCHEDULED: its turns follow a plan other than round robin (sim.schedule), which
+        """SCHEDULED: its turns follow a plan other than round robin (sim.machine.schedule), which
         may give even a lone core a turn of exact length: its cores count."""
         self.number = number
         self.debugger = Unattended()  # who controls the turns besides the schedule: gdb's, set by the card (sim.debug.control)
@@ -137,7 +137,7 @@ class Cluster:
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
         self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
         self._running: Core | None = None  # the core whose turn Python runs (one at a time)
-        self.loop = None  # the turn loop in C, while it runs the cluster's turns (sim.schedule.TurnLoop)
+        self.loop = None  # the turn loop in C, while it runs the cluster's turns (sim.machine.schedule.TurnLoop)
         self.faulted = False
         self.schedule = schedule or Schedule(Plan(), [number], [(number, n) for n in range(cores)])
         self.share = share
@@ -227,13 +227,13 @@ class Cluster:
             self.cores.append(Core(n, context, share.base + image.entry, share.base + image.halt, block_at,
                                    (block_at, cores)))
         self.ended = False
-        # The cache's story, step by step (run.cache_story; sim/story.py)
+        # The cache's story, step by step (run.cache_story; sim/observe/story.py)
         self.story = Story(self)
-        # The profile (km.Session(profile=True)): the cores' counts, sim/profile.py
+        # The profile (km.Session(profile=True)): the cores' counts, sim/observe/profile.py
         self.profile = ThreadProfile(self.cores, self.explainer) if profiled else None
-        # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/timeline.py)
+        # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/observe/timeline.py)
         self.timeline = Timeline(number, cores) if traced else None
-        # Who hears of the thread's turns, calls, findings and end (sim/observers.py)
+        # Who hears of the thread's turns, calls, findings and end (sim/observe/observers.py)
         self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
         self.checker.on_finding = self.observers.finding
         self.checker.on_change = self.observers.finding_changed

@@ -1,7 +1,7 @@
 """The card: its DRAM banks, its clusters, and the host threads that run them.
 
 Each cluster runs on a host thread of its own, in parallel on a host with several CPUs.
-Inside a cluster the cores take turns as sim.schedule decides, which makes every run of a
+Inside a cluster the cores take turns as sim.machine.schedule decides, which makes every run of a
 program the same. Clusters 2 and 3 share bank D7: by default they run in parallel, and a
 thread that reaches the other cluster's regions races with it, as on a card; under a plan
 (a schedule seed or a km.Schedule) they take turns on one host thread, so that the race
@@ -31,21 +31,21 @@ from typing import Sequence
 
 import numpy as np
 
-from .._records import (
+from ..._records import (
     CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
 )
-from .kmx import console
+from ..kmx import console
 from .cluster import Cluster
-from .memory.dram import Bank
-from .hart.faults import CoreFault
-from .layout import DEFAULT_HEAP_BYTES, SHARES
-from .image.elf import ThreadImage
-from .kmx.outbox import Outbox
+from ..memory.dram import Bank
+from ..hart.faults import CoreFault
+from ..layout import DEFAULT_HEAP_BYTES, SHARES
+from ..image.elf import ThreadImage
+from ..kmx.outbox import Outbox
 from . import schedule as scheduling
 from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, key
-from .debug.control import Attached
-from .debug.stub import DebugOptions, GdbStub
-from . import timeline
+from ..debug.control import Attached
+from ..debug.stub import DebugOptions, GdbStub
+from ..observe import timeline
 
 BLOCKED_POLL = 0.05  # seconds between looks at a paused cluster (also woken by Python)
 
@@ -84,11 +84,11 @@ class Card:
         trace: str | None = None,
         plan: Plan | None = None,
     ) -> None:
-        self.plan = plan or Plan.of_seed(quantum, schedule_seed)  # how the cores take turns (sim.schedule)
+        self.plan = plan or Plan.of_seed(quantum, schedule_seed)  # how the cores take turns (sim.machine.schedule)
         self.coherence = coherence
-        self.trace = trace  # where stop writes the Chrome trace of the run (sim.timeline), or None
+        self.trace = trace  # where stop writes the Chrome trace of the run (sim.observe.timeline), or None
         self._traced = False
-        self.profiled = profile  # count every core's instructions by block (sim.profile)
+        self.profiled = profile  # count every core's instructions by block (sim.observe.profile)
         self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
         self.stub: GdbStub | None = None
         self.cache, self.cache_seed = cache, cache_seed
@@ -375,7 +375,7 @@ class Card:
             self._stopping.set()
         try:
             threading.Thread(target=self._reap, name="komorebi-reaper", daemon=True).start()
-        except RuntimeError:  # the interpreter is exiting: sim.card stops what is live
+        except RuntimeError:  # the interpreter is exiting: sim.machine.card stops what is live
             pass
 
     def _reap(self) -> None:
@@ -410,7 +410,7 @@ class Card:
         return outbox.closed, outbox.last
 
     def places(self, cluster: int) -> list[CorePlace]:
-        """Where each of CLUSTER's cores is (sim.cluster.Cluster.places)."""
+        """Where each of CLUSTER's cores is (sim.machine.cluster.Cluster.places)."""
         out = []
         for core, doing, frame, waiting_in in self.clusters[cluster].places():
             source = frame.source if frame is not None else None
@@ -464,7 +464,7 @@ class Card:
                 if cluster in (None, number) for region in placed.regions]
 
     def story(self) -> CacheStory:
-        """Every thread's cache story (sim.story), cluster by cluster."""
+        """Every thread's cache story (sim.observe.story), cluster by cluster."""
         start: list[RegionPicture] = []
         steps: list[StoryStep] = []
         stopped = []

@@ -2,7 +2,7 @@
 event file that Perfetto and chrome://tracing open.
 
 Time is the cluster's instructions: the clock is how many its cores have run so far (one
-core runs at a time, sim.schedule), so a turn of core 2 that ran 100,000 instructions is a
+core runs at a time, sim.machine.schedule), so a turn of core 2 that ran 100,000 instructions is a
 slice 100,000 long on core 2's track, and two runs of a program give the same file. (The
 format counts in microseconds: read one as one instruction.) On each core's track:
 
@@ -22,20 +22,20 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .layout import LINE
+from ..layout import LINE
 from .observers import Observer
 
 if TYPE_CHECKING:
-    from .hart.core import Core
-    from .hart.faults import CoreFault
-    from .kmx.traps import KmxCall
+    from ..hart.core import Core
+    from ..hart.faults import CoreFault
+    from ..kmx.traps import KmxCall
 
 WAITS = ("kmx_barrier", "kmx_submit")  # the calls a slice follows, until the core's next turn
 TRACE_EVENTS = 1_000_000  # events a cluster keeps; after them, the trace says it stopped
 
 
 class Timeline(Observer):
-    """One cluster's events: a listener of its probe points (sim.observers; it hears
+    """One cluster's events: a listener of its probe points (sim.observe.observers; it hears
     every turn, each a slice)."""
 
     def __init__(self, cluster: int, cores: int) -> None:
