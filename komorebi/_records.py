@@ -1,18 +1,18 @@
 """The plain data that crosses the seam (komorebi._backend), defined once for both sides.
 
-A machine makes these and komorebi's API hands them on: a thread as Program.thread
-checked it (ThreadSpec); an item a thread handed (Handed, with a FaultReport); where a core
-is (CorePlace); what a thread printed (Output); a coherence finding (Finding, km.Finding);
-the regions' lines, as a picture and as a story (LineState, RegionPicture, StoryStep,
-CacheStory); the card-size cache's counts (CacheCounts, km.CacheCounts); and the
-profile's rows (LineCount, FunctionCount, CacheEvents, CoreProfile, km.*).
+What crosses, either way: a thread as Program.thread checked it (ThreadSpec, what a
+backend loads); an item a thread handed (Handed, with a FaultReport); where a core is
+(CorePlace); what a thread printed (Output); a coherence finding (Finding, km.Finding); the
+regions' lines, as a picture and as a story (LineState, RegionPicture, StoryStep,
+CacheStory); the card-size cache's counts (CacheCounts, km.CacheCounts); and the profile's
+rows (LineCount, FunctionCount, CacheEvents, CoreProfile, km.*).
 
-The simulator (komorebi.sim) imports this module and makes its findings, handed items and
-profile rows as these types; komorebi's API imports it and reads them; a backend of
-another kind (tests/fake_backend.py, a card) makes the same. It imports nothing of
-komorebi's or of the machine's, nor numpy (arrays are only named in the annotations), so
-that either side may import it from anywhere without a circle (docs/simulator.md, "The
-layers").
+The simulator (komorebi.sim) makes its findings, handed items and profile rows as these
+types, and its card answers the seam in the rest (sim.machine.card); komorebi's API reads
+them; a backend of another kind (tests/fake_backend.py, a card) makes the same. This
+module imports nothing of komorebi's or of the machine's, nor numpy (arrays are only named
+in the annotations), so that either side may import it from anywhere without a circle
+(docs/simulator.md, "The layers").
 """
 
 from __future__ import annotations
