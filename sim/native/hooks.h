@@ -254,7 +254,7 @@ typedef struct { /* a debugger's watchpoints (sim/debug/): their pages refuse th
     int64_t count;        /* (0: none, and nothing is checked) */
 } Debug;
 
-typedef struct { /* the profile of the core's run (profile.c, sim/profile.py): Python's tables */
+typedef struct { /* the profile of the core's run (profile.c, sim/observe/profile.py): Python's tables */
     int64_t on;
     uint64_t *block_keys;  /* a block's address ^ size << 48 (0: an empty slot) */
     uint64_t *block_runs;  /* times it ran */
@@ -373,7 +373,7 @@ uint16_t double_to_half(uint64_t d, int rm, uint32_t *flags);
 uint16_t integer_to_half(uint64_t magnitude, int negative, int rm, uint32_t *flags);
 uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *flags);
 
-/* A host thread's cores taking turns (sched.c; sim/schedule.py's Schedule, its Python side). */
+/* A host thread's cores taking turns (sched.c; sim/machine/schedule.py's Schedule, its Python side). */
 enum { PLAN_ROUND_ROBIN = 0, PLAN_RANDOM = 1, PLAN_REPLAY = 2 };
 enum { LOOP_STOPPED = 0, LOOP_FULL = 1, LOOP_TURN = 2, LOOP_IDLE = 3 };
 #define MT_N 624
@@ -390,7 +390,7 @@ typedef struct {
     int64_t record_length;
     int64_t record_capacity;
     uint64_t instructions;    /* run by the group's cores */
-    int64_t count;            /* the cores, in turn order (sim/schedule.py, key) */
+    int64_t count;            /* the cores, in turn order (sim/machine/schedule.py, key) */
     Core **cores;
     uint64_t *pcs;            /* where each is (the loop keeps them; Python reads them back) */
     uint64_t ready;           /* a bit a core: ready to run (Python says) */

@@ -123,7 +123,7 @@ MT_N = 624
 
 
 class GroupState(ctypes.Structure):
-    """A host thread's cores taking turns (sched.c, Group; sim.schedule)."""
+    """A host thread's cores taking turns (sched.c, Group; sim.machine.schedule)."""
 
     _fields_ = [
         ("strategy", ctypes.c_int64),
@@ -289,7 +289,7 @@ class Debug(ctypes.Structure):
 
 
 class Profile(ctypes.Structure):
-    """The profile of a core's run (profile.c, sim/profile.py): its tables, Python's."""
+    """The profile of a core's run (profile.c, sim/observe/profile.py): its tables, Python's."""
 
     _fields_ = [
         ("on", ctypes.c_int64),

@@ -1,4 +1,4 @@
-/* profile.c: the profile of a core's run (sim/profile.py), when it is asked for: how often
+/* profile.c: the profile of a core's run (sim/observe/profile.py), when it is asked for: how often
  * each basic block ran (each instruction of it once per run, so the counts by source line
  * are exact), and a shadow call stack that gives the call tree: each block's instructions
  * go to the tree's node of the calls that led to it. count_block (turns.c) calls
@@ -212,7 +212,7 @@ void profile_pc(Core *core, uint64_t pc) {
 }
 
 /* A cache event at the engine's pc (the start of the block making the access, or the
- * instruction before it: sim/profile.py finds the access): KIND 0 a page filled, 1 a page
+ * instruction before it: sim/observe/profile.py finds the access): KIND 0 a page filled, 1 a page
  * first written since it was clean. */
 void profile_cache(Core *core, void *uc, int kind) {
     Profile *p = &core->profile;

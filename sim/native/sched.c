@@ -1,6 +1,6 @@
 /* sched.c: whose turn it is (group_choose), and the turn loop (group_run): a host
  * thread's cores take turns here, in C, with no Python between two turns, until one
- * needs it. sim/schedule.py is the Python side: it makes the Group, and PCT's choices
+ * needs it. sim/machine/schedule.py is the Python side: it makes the Group, and PCT's choices
  * are its own.
  *
  * The choice is the plan's (hooks.h, PLAN_*): a replay's next turn first (a turn of a core

@@ -1,7 +1,7 @@
 /* turns.c: count_block, the engine's block hook: the cycle model and the turns' lengths,
  * a basic block at a time. The engine calls it at the start of each block, before the
  * block runs. Each instruction is one cycle. A turn of exact length (several cores ready,
- * sim/schedule.py) takes whole blocks while they fit; at the first that would overrun it,
+ * sim/machine/schedule.py) takes whole blocks while they fit; at the first that would overrun it,
  * the run stops before the block (the engine runs no block whose hook asked it to stop),
  * and sim/hart/core.py runs the few instructions left up to an `until` address. Unicorn's
  * own instruction count (emu_start's count) would call a hook at every instruction

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.native import hooks
+from komorebi.sim.native import hooks
 
 FORMATS = {0: (10, 5), 1: (23, 8), 2: (52, 11)}  # FP_HALF, FP_SINGLE, FP_DOUBLE: fraction, exponent bits
 RNE, RTZ, RDN, RUP, RMM = range(5)
