@@ -23,7 +23,7 @@ Two builds of each: **RV64GC** (`KMX_CFLAGS=-march=rv64gc`, what the engine runs
 itself) and **card** (the simulator's default, `-mcpu=sifive_x280`: the X280 with its
 vector unit, RVV 1.0 with VLEN 512, whose Zba and Zbb the loader rewrites into RV64GC
 stubs and whose other new instructions, the vector unit's among them, run in C:
-sim/native/isa.c, vector.h). The first table compares the RV64GC builds of the four first
+sim/native/isa.c and sim/native/vector/). The first table compares the RV64GC builds of the four first
 kernels three ways, as before; the second the card builds of all six: through the
 simulator against the simulator's RV64GC build, and against qemu-riscv64 running the
 card build (`-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,zba=true,zbb=true,Zfh=true`;

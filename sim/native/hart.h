@@ -9,6 +9,10 @@
 #define KOMOREBI_HART_H
 #include "hooks.h"
 
+/* (What this header declares is the library's own: hidden, so that calls between its files
+ * are direct, not through the dynamic linker, and nothing outside can take their names.) */
+#pragma GCC visibility push(hidden)
+
 #define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
 #define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
 
@@ -202,4 +206,5 @@ ACCESS(uint64_t, 8)
 int vector_run(Hart *h, const Decoded *d); /* an OP-V instruction, a vector load or store, a vector CSR */
 int is_vector_csr(uint32_t csr);
 
+#pragma GCC visibility pop
 #endif

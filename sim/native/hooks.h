@@ -147,6 +147,11 @@ enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNC
 #define PL2CACHE0_BASE 0x10104000ull
 #define PL2CACHE0_STRIDE 0x4000ull
 #define PL2CACHE0_SIZE (4 * PL2CACHE0_STRIDE)
+/* and the registers the simulator models, as offsets in their block (sim/cache/registers.py) */
+#define CCACHE0_FLUSH64 0x200
+#define CCACHE0_FLUSH32 0x240
+#define PL2CACHE0_CFLUSH64 0x200
+#define PL2CACHE0_FLUSHCOUNT 0x208
 #define LINES_PER_PAGE (PAGE / LINE)
 /* A watched page is mapped at its address plus WATCH_ALIAS, where the engine maps the span
  * again as a device: every access to it calls watch.c (sim/hart/core.py maps it). */
@@ -311,7 +316,7 @@ typedef struct {
     Span *span;      /* the span the address belongs to (ROUTE_UNCACHED, _WATCHED, _SPAN) */
     uint64_t cached; /* the address in that span's own window */
 } Route;
-Route route(Core *core, uint64_t address, uint64_t scratch);
+__attribute__((visibility("hidden"))) Route route(Core *core, uint64_t address, uint64_t scratch);
 int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spans.c: KEY's index in VALUES (sorted), or -1 */
 int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* the last at most KEY, or -1 */
 

@@ -416,7 +416,7 @@ uint64_t fp_to_integer(int format, uint64_t a, int bits, int is_signed, int rm, 
     }
     if (inexact)
         *flags |= FFLAG_NX;
-    return v.sign ? (uint64_t)-(int64_t)magnitude : magnitude;
+    return v.sign ? 0 - magnitude : magnitude; /* (unsigned: -2^63 too, without overflow) */
 }
 
 /* -- the half-precision names isa.c uses for Zfh ---------------------------------------- */

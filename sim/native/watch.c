@@ -498,13 +498,13 @@ void ccache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void
     Core *core = (Core *)data;
     uint64_t address = CCACHE0_BASE + offset;
     settle(core, uc, address, size, 1);
-    if (offset == 0x240 && size == 4) {
+    if (offset == CCACHE0_FLUSH32 && size == 4) {
         flush_checked(core, uc, address, 4, value & 0xFFFFFFFFull, (value & 0xFFFFFFFFull) << 4);
         return;
     }
-    int whole = whole_store(core, uc, address, size, &value, CCACHE0_BASE + 0x200);
+    int whole = whole_store(core, uc, address, size, &value, CCACHE0_BASE + CCACHE0_FLUSH64);
     if (whole > 0)
-        flush_checked(core, uc, CCACHE0_BASE + 0x200, 8, value, value);
+        flush_checked(core, uc, CCACHE0_BASE + CCACHE0_FLUSH64, 8, value, value);
     else if (whole < 0)
         refuse(core, uc, address, size, 1);
 }
@@ -513,7 +513,7 @@ uint64_t pl2cache_read(void *uc, uint64_t offset, unsigned size, void *data) {
     Core *core = (Core *)data;
     settle(core, uc, PL2CACHE0_BASE + offset, size, 0);
     uint64_t at = offset % PL2CACHE0_STRIDE;
-    if (at >= 0x208 && at + size <= 0x210)
+    if (at >= PL2CACHE0_FLUSHCOUNT && at + size <= PL2CACHE0_FLUSHCOUNT + 8)
         return 0; /* FLUSHCOUNT: nothing pending (an 8-byte load comes as two halves) */
     refuse(core, uc, PL2CACHE0_BASE + offset, size, 0);
     return 0;
@@ -523,7 +523,7 @@ void pl2cache_write(void *uc, uint64_t offset, unsigned size, uint64_t value, vo
     Core *core = (Core *)data;
     uint64_t address = PL2CACHE0_BASE + offset;
     settle(core, uc, address, size, 1);
-    uint64_t reg = address - offset % PL2CACHE0_STRIDE + 0x200;
+    uint64_t reg = address - offset % PL2CACHE0_STRIDE + PL2CACHE0_CFLUSH64;
     int whole = whole_store(core, uc, address, size, &value, reg);
     if (whole > 0) {
         core->device.l2_flushes++; /* L2 to L3: still the tile's cache */

@@ -109,3 +109,25 @@ def test_in_strict_mode_vector_loads_read_the_stale_lines_and_unflushed_vector_s
     run, _, _ = run_source(tmp_path / "unflushed", TRIPLE.replace("    kmx_flush(1);\n", ""), mode="strict")
     assert (run.thread.read("tripled") == 0).all()
     assert [f.kind for f in run.findings] == ["unflushed-write"]
+
+
+@pytest.mark.parametrize("instruction", ["vfwcvt.xu.f.v", "vfwcvt.x.f.v", "vfwcvt.rtz.xu.f.v", "vfwcvt.rtz.x.f.v",
+                                         "vfncvt.f.xu.w", "vfncvt.f.x.w"])
+def test_a_conversion_to_or_from_128_bit_elements_is_refused(tmp_path, instruction):
+    """At SEW 64 these conversions' other element width would be 128 bits, past ELEN: RVV 1.0
+    reserves them, so the unit refuses them (it used to run them, half their elements lost)."""
+    source = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t vl;
+    __asm__ volatile(".option push\n .option arch, +v\n"
+        "vsetvli %0, %1, e64, m1, ta, ma\n"
+        "INSTRUCTION v8, v16\n"
+        ".option pop\n"
+        : "=&r"(vl) : "r"((uint64_t)4) : "v8", "v9", "v16");
+    return core;
+}
+""".replace("INSTRUCTION", instruction)
+    with pytest.raises(km.ThreadFault) as fault:
+        run_to_end(program_for(source, tmp_path))
+    assert instruction in str(fault.value) and "e64" in str(fault.value), str(fault.value)

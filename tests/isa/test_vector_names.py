@@ -108,3 +108,20 @@ def test_every_vector_instruction_is_named_as_the_assembler_spells_it(tmp_path):
 ])
 def test_reserved_and_other_encodings(insn, name):
     assert decode.vector_name(insn) == name
+
+
+def test_every_row_of_the_units_table_is_read_once_and_claims_its_own_encodings():
+    """Python reads ops.def a row a line (sim.isa.vector.operations): a row written over two
+    lines would vanish from the names while the C still compiled it. And no two rows may
+    claim the same funct3 and funct6 (and vs1, for the unary ones): in C the later row
+    would silently take the encoding from the earlier."""
+    import re
+
+    from komorebi.sim.isa import vector
+
+    text = re.sub(r"/\*.*?\*/", " ", vector.OPS.read_text(), flags=re.S)
+    written = re.findall(r"^\s*[A-Z_]+\(", text, flags=re.M)
+    rows = vector.operations()
+    assert len(rows) == len(written) > 150
+    claimed = [(funct3, op.funct6, op.vs1) for op in rows for funct3 in op.funct3s]
+    assert len(claimed) == len(set(claimed))

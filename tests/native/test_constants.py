@@ -12,7 +12,7 @@ import unicorn
 import unicorn.riscv_const as riscv
 
 from komorebi.sim import layout
-from komorebi.sim.cache import model
+from komorebi.sim.cache import model, registers
 from komorebi.sim.hart import engine
 from komorebi.sim.native import hooks
 
@@ -41,6 +41,15 @@ def _c_numbers() -> dict[str, int]:
     return numbers
 
 
+def _register_offsets() -> dict[str, int]:
+    """The offsets in their block of the cache's registers the simulator models, by name, as
+    sim/cache/registers.py lists them."""
+    named = {name: offset for table in (registers._CCACHE0, registers._PL2CACHE0)
+             for offset, (name, _, _) in table.items()}
+    return {name: named[name] for name in ("CCACHE0_FLUSH64", "CCACHE0_FLUSH32", "PL2CACHE0_CFLUSH64",
+                                            "PL2CACHE0_FLUSHCOUNT")}
+
+
 def test_the_headers_numbers_are_pythons():
     c = _c_numbers()
     python = {name: getattr(hooks, name) for name in c if isinstance(getattr(hooks, name, None), int)}
@@ -57,6 +66,7 @@ def test_the_headers_numbers_are_pythons():
         TILE_L3_SETS=hooks.TILE_L3[0], TILE_L3_WAYS=hooks.TILE_L3[1],
         CCACHE0_BASE=layout.CCACHE0, CCACHE0_SIZE=layout.CCACHE0_SIZE, PL2CACHE0_BASE=layout.PL2CACHE0,
         PL2CACHE0_STRIDE=layout.PL2CACHE0_STRIDE, PL2CACHE0_SIZE=layout.PL2CACHE0_SIZE,
+        **_register_offsets(),
     )
     compared = {name: (c[name], python[name]) for name in python}
     assert {name for name, (ours, theirs) in compared.items() if ours != theirs} == set(), compared

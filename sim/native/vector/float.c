@@ -292,6 +292,8 @@ int vector_float_convert(Op *o) {
     int from_bits = kind == 2 ? 2 * sew : sew, to_bits = kind == 1 ? 2 * sew : sew;
     int from_emul = kind == 2 ? 2 * lmul : lmul, to_emul = kind == 1 ? 2 * lmul : lmul;
     int from_float, to_float, is_signed = op & 1;
+    if (from_bits > 64 || to_bits > 64) /* (at SEW 64, a widening or narrowing one's other EEW is past ELEN) */
+        return NOT_HERE;
     switch (op) {
     case 0: case 1: case 6: case 7: /* float to integer (6, 7: rtz) */
         from_float = float_format(from_bits);

@@ -32,6 +32,8 @@
 #define KOMOREBI_VECTOR_H
 #include "../hart.h"
 
+#pragma GCC visibility push(hidden) /* (the library's own, as hart.h's) */
+
 #define VLEN 512
 #define VLENB (VLEN / 8)
 #define VILL (1ull << 63)
@@ -252,4 +254,5 @@ typedef uint64_t __attribute__((may_alias)) lane64_t;
                 if (mask_bit(v, 0, i_)) ELEMENTWISE_BODY(T, ST, o->vv ? s1_[i_] : scalar_, BODY) \
     } while (0)
 
+#pragma GCC visibility pop
 #endif
