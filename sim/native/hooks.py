@@ -39,7 +39,7 @@ HEADERS = tuple(sorted([*FOLDER.glob("*.h"), *FOLDER.glob("vector/*.h"), *FOLDER
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 # The first build's progress line (docs/install.md has the figure).
-HOOKS_ANNOUNCE = "the simulator's native hooks for this machine (once; 3 to 5 s on 2 cores)"
+HOOKS_ANNOUNCE = "the simulator's native hooks for this machine (once; 7 to 9 s on 2 cores)"
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
