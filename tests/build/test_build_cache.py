@@ -475,3 +475,29 @@ def test_racing_processes_all_get_the_compilers_warning(tmp_path):
                                      stderr=subprocess.PIPE, text=True) for _ in range(4)]
         said = [child.communicate(timeout=120) for child in children]
         assert [out.strip() for out, _ in said] == ["1"] * 4, said
+
+
+def test_compilers_run_together_give_every_output_and_the_first_failure(tmp_path):
+    """sim.build.toolchain.run_together (the hooks' files compiled side by side): each
+    command's output, in order, and the first failing command's status."""
+    from komorebi.sim.build import toolchain
+
+    done = toolchain.run_together([["sh", "-c", "echo one"], ["sh", "-c", "echo two; exit 3"], ["sh", "-c", "exit 4"]],
+                                  what="three commands")
+    assert done.returncode == 3
+    assert done.output.split() == ["one", "two"]
+    assert toolchain.run_together([["sh", "-c", "echo one"], ["true"]], what="two").returncode == 0
+
+
+def test_compilers_run_together_past_the_time_limit_are_all_stopped(tmp_path, monkeypatch):
+    from komorebi.sim.build import toolchain
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, first_pids = _slow_compiler(tmp_path / "a")
+    second, second_pids = _slow_compiler(tmp_path / "b")
+    monkeypatch.setenv("KMX_COMPILE_TIMEOUT", "2")
+    with pytest.raises(toolchain.CompilerTimeout, match=r"past the time limit of 2 s"):
+        toolchain.run_together([[str(first)], [str(second)]], what="two slow compilers", kind="first")
+    _assert_gone(first_pids, "the first compiler's child outlived the time limit")
+    _assert_gone(second_pids, "the second compiler's child outlived the time limit")
