@@ -15,6 +15,8 @@
 
 #define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
 #define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
+#define BLOCK_CACHE 256   /* straight-line runs of decoded instructions, by first pc (a power of 2) */
+#define BLOCK_MAX 32      /* the most instructions a block holds */
 
 typedef struct {
     uint64_t pc;
@@ -28,6 +30,19 @@ typedef struct {
     uint32_t generation;
     int64_t imm;
 } Decoded;
+
+/* A block: the decoded instructions from PC on up to and including the first that may
+ * change the pc (a jump or a branch), one the interpreter does not run excluded, at most
+ * BLOCK_MAX (isa.c, run_blocks). The interpreter runs a block's instructions one after
+ * another without the checks it makes between single instructions, which it makes once
+ * a block instead. */
+typedef struct {
+    uint64_t pc, end;    /* its first instruction's pc, and the pc after its last */
+    uint32_t generation; /* the code_generation it was decoded in (0: empty) */
+    uint16_t count;      /* its instructions */
+    int16_t last_own;    /* the index of its last instruction the engine lacks (-1: none) */
+    Decoded insn[BLOCK_MAX];
+} Block;
 
 typedef struct {
     uint64_t page;       /* the page's address + 1 (0: empty) */
@@ -46,6 +61,7 @@ typedef struct { /* a core's vector unit (vector/) */
 
 typedef struct {
     Decoded code[CODE_CACHE];
+    Block blocks[BLOCK_CACHE];
     PageEntry pages[PAGE_CACHE];
     VectorUnit vector;
 } Scratch;

@@ -788,44 +788,138 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
 #undef ROUNDING
 }
 
-/* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
- * ran. The first instruction was counted by the block hook with its block. EXACT: the
- * rest of a turn, outside the engine (isa_finish_turn): up to the turn's remaining count,
- * hot or not, stopping only before an instruction the interpreter does not run. */
-/* The interpreter's loop: at most LIMIT counted instructions from h->pc (see interpret).
- * EAGER (a constant): the x registers were all read at the start. Returns those counted. */
-static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
+/* Where the interpreter's loop is: what it has counted, its steps, the instructions since
+ * the last one the engine lacks, and its limits. */
+typedef struct {
+    uint64_t ran, steps, cold, limit;
+    uint64_t uncounted_start, uncounted_end; /* (a stub's instructions count as none) */
+} Loop;
+
+static AI int uncounted(const Loop *l, uint64_t pc) { return pc - l->uncounted_start < l->uncounted_end - l->uncounted_start; }
+
+/* One instruction at h->pc with every check between instructions made: 1 to go on, 0 to
+ * stop (before it, or after it when it asked for a stop). EAGER (a constant): the x
+ * registers were all read at the start. */
+static AI int careful_step(Hart *h, Loop *l, int exact, int eager) {
     Core *core = h->core;
     Turn *turn = &core->turn;
-    const uint64_t uncounted_start = turn->uncounted_start, uncounted_end = turn->uncounted_end;
-    uint64_t ran = 0, steps = 0, cold = 0;
     /* (a turn that ends on the jump into a stub ends after the stub, as in the engine:
      * the stub is the one instruction it stands for) */
-    while ((ran < limit || h->pc - uncounted_start < uncounted_end - uncounted_start) && steps < EPISODE) {
-        if (__builtin_expect(turn->breakpoint_count != 0, 0) && at_breakpoint(turn, h->pc))
-            break; /* the engine goes on there, and its block hook stops before it */
-        Decoded *d = fetch(h, h->pc);
+    if (!(l->ran < l->limit || uncounted(l, h->pc)) || l->steps >= EPISODE)
+        return 0;
+    if (__builtin_expect(turn->breakpoint_count != 0, 0) && at_breakpoint(turn, h->pc))
+        return 0; /* the engine goes on there, and its block hook stops before it */
+    Decoded *d = fetch(h, h->pc);
+    if (!d || d->op == OP_UNKNOWN)
+        return 0;
+    if (__builtin_expect(core->profile.on != 0, 0) && (d->op == OP_JALR || (d->op == OP_JAL &&
+            (d->rd == 1 || d->rd == 5 || profile_is_function(core, h->pc + (uint64_t)d->imm)))))
+        return 0; /* the engine runs calls, returns and tail calls, so that profile.c follows them */
+    uint64_t next;
+    int done = run_one(h, d, &next, eager);
+    h->x[0] = 0;
+    if (__builtin_expect(done != RAN, 0))
+        return 0; /* the engine runs it (and faults there, when the memory refused) */
+    int counted = !uncounted(l, h->pc);
+    l->ran += counted;
+    if (__builtin_expect(core->profile.on != 0, 0) && counted)
+        profile_pc(core, h->pc);
+    h->pc = next;
+    l->steps++;
+    l->cold = d->own ? 0 : l->cold + 1;
+    return !((l->cold >= STAY || h->stop) && !exact);
+}
+
+static int is_jump(int op) { return op >= OP_JAL && op <= OP_BGEU; }
+
+/* The block that starts at PC: decoded now unless it is in the cache (0: PC's instruction
+ * is not one the interpreter runs). */
+static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
+    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
+    uint64_t at = pc;
+    int n = 0, last_own = -1;
+    while (n < BLOCK_MAX) {
+        Decoded *d = fetch(h, at);
         if (!d || d->op == OP_UNKNOWN)
             break;
-        if (__builtin_expect(core->profile.on != 0, 0) && (d->op == OP_JALR || (d->op == OP_JAL &&
-                (d->rd == 1 || d->rd == 5 || profile_is_function(core, h->pc + (uint64_t)d->imm)))))
-            break; /* the engine runs calls, returns and tail calls, so that profile.c follows them */
-        uint64_t next;
-        int done = run_one(h, d, &next, eager);
-        h->x[0] = 0;
-        if (__builtin_expect(done != RAN, 0))
-            break; /* the engine runs it (and faults there, when the memory refused) */
-        int counted = h->pc - uncounted_start >= uncounted_end - uncounted_start; /* (a stub's count as none) */
-        ran += counted;
-        if (__builtin_expect(core->profile.on != 0, 0) && counted)
-            profile_pc(core, h->pc);
-        h->pc = next;
-        steps++;
-        cold = d->own ? 0 : cold + 1;
-        if (__builtin_expect((cold >= STAY || h->stop) && !exact, 0))
+        b->insn[n] = *d;
+        if (d->own)
+            last_own = n;
+        n++;
+        at += d->length;
+        if (is_jump(d->op))
             break;
     }
-    return ran;
+    if (!n)
+        return 0;
+    b->pc = pc;
+    b->end = at;
+    b->count = (uint16_t)n;
+    b->last_own = (int16_t)last_own;
+    b->generation = h->code_generation;
+    return b;
+}
+
+static AI Block *block_at(Hart *h, uint64_t pc) {
+    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
+    if (__builtin_expect(b->pc == pc && b->generation == h->code_generation, 1))
+        return b;
+    return block_miss(h, pc);
+}
+
+/* The interpreter's loop: at most LIMIT counted instructions from h->pc (see interpret),
+ * an instruction at a time with every check between them. Returns those counted. */
+static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
+    Turn *turn = &h->core->turn;
+    Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
+    while (careful_step(h, &l, exact, eager))
+        ;
+    return l.ran;
+}
+
+/* The same loop a block at a time (not EXACT; the x registers all read at the start). A
+ * block runs whole, its instructions one after another, when every check the careful loop
+ * makes between them would let it: no breakpoint and no profile (checked once a block),
+ * the turn's count and EPISODE not reached inside it, no stub in it, and not STAY
+ * instructions without one the engine lacks before its end. Otherwise the careful loop
+ * takes the next instruction. The same instructions run, counted the same, in the same
+ * order, and the loop stops at the same pc: only the bookkeeping is once a block. */
+static uint64_t run_blocks(Hart *h, uint64_t limit) {
+    Core *core = h->core;
+    Turn *turn = &core->turn;
+    Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
+    for (;;) {
+        Block *b = turn->breakpoint_count == 0 && core->profile.on == 0 ? block_at(h, h->pc) : 0;
+        if (b && l.ran + b->count <= l.limit && l.steps + b->count <= EPISODE && l.cold + b->count < STAY &&
+            !(b->pc < l.uncounted_end && l.uncounted_start < b->end)) {
+            const Decoded *d = b->insn, *last = b->insn + b->count;
+            uint64_t next = h->pc;
+            for (; d < last; d++) {
+                h->pc = d->pc;
+                int done = run_one(h, d, &next, 1);
+                h->x[0] = 0;
+                if (__builtin_expect(done != RAN, 0)) { /* stopped before it, as the careful loop */
+                    uint64_t ran = (uint64_t)(d - b->insn);
+                    l.ran += ran;
+                    return l.ran;
+                }
+                if (__builtin_expect(h->stop, 0)) { /* stopped after it */
+                    uint64_t ran = (uint64_t)(d - b->insn) + 1;
+                    h->pc = next;
+                    l.ran += ran;
+                    return l.ran;
+                }
+            }
+            h->pc = next;
+            l.ran += b->count;
+            l.steps += b->count;
+            l.cold = b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;
+            continue;
+        }
+        if (!careful_step(h, &l, 0, 1))
+            break;
+    }
+    return l.ran;
 }
 
 /* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
@@ -846,7 +940,7 @@ static uint64_t interpret(Hart *h, int exact) {
         for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
             X(h, n, 0);
         h->x_dirty = ~1u; /* (all are written back) */
-        ran = run_loop(h, limit, exact, 1);
+        ran = run_blocks(h, limit);
     }
     if (turn->counting)
         turn->cycles += ran;

@@ -270,14 +270,29 @@ def single_bits(draw_source):
                   st.integers(0, 3).map(lambda t: (1 << 23) - 1 - t))))
 
 
-FAST_OPS = {  # funct6: the softfloat call that means the same (a: vs2's element, b: vs1's, c: vd's)
-    0x00: lambda a, b, c: ("fp_add", 1, a, b, RNE), 0x02: lambda a, b, c: ("fp_sub", 1, a, b, RNE),
-    0x27: lambda a, b, c: ("fp_sub", 1, b, a, RNE), 0x24: lambda a, b, c: ("fp_mul", 1, a, b, RNE),
-    0x28: lambda a, b, c: ("fp_fma", 1, b, c, a, 0, 0, RNE), 0x29: lambda a, b, c: ("fp_fma", 1, b, c, a, 1, 1, RNE),
-    0x2A: lambda a, b, c: ("fp_fma", 1, b, c, a, 0, 1, RNE), 0x2B: lambda a, b, c: ("fp_fma", 1, b, c, a, 1, 0, RNE),
-    0x2C: lambda a, b, c: ("fp_fma", 1, b, a, c, 0, 0, RNE), 0x2D: lambda a, b, c: ("fp_fma", 1, b, a, c, 1, 1, RNE),
-    0x2E: lambda a, b, c: ("fp_fma", 1, b, a, c, 0, 1, RNE), 0x2F: lambda a, b, c: ("fp_fma", 1, b, a, c, 1, 0, RNE),
+FAST_OPS = {  # funct6: the softfloat call that means the same in format FMT (a: vs2's element, b: vs1's, c: vd's)
+    0x00: lambda fmt, a, b, c: ("fp_add", fmt, a, b, RNE), 0x02: lambda fmt, a, b, c: ("fp_sub", fmt, a, b, RNE),
+    0x27: lambda fmt, a, b, c: ("fp_sub", fmt, b, a, RNE), 0x24: lambda fmt, a, b, c: ("fp_mul", fmt, a, b, RNE),
+    0x28: lambda fmt, a, b, c: ("fp_fma", fmt, b, c, a, 0, 0, RNE),
+    0x29: lambda fmt, a, b, c: ("fp_fma", fmt, b, c, a, 1, 1, RNE),
+    0x2A: lambda fmt, a, b, c: ("fp_fma", fmt, b, c, a, 0, 1, RNE),
+    0x2B: lambda fmt, a, b, c: ("fp_fma", fmt, b, c, a, 1, 0, RNE),
+    0x2C: lambda fmt, a, b, c: ("fp_fma", fmt, b, a, c, 0, 0, RNE),
+    0x2D: lambda fmt, a, b, c: ("fp_fma", fmt, b, a, c, 1, 1, RNE),
+    0x2E: lambda fmt, a, b, c: ("fp_fma", fmt, b, a, c, 0, 1, RNE),
+    0x2F: lambda fmt, a, b, c: ("fp_fma", fmt, b, a, c, 1, 0, RNE),
 }
+HALF, SINGLE, DOUBLE = 0, 1, 2
+
+
+def host_fast(funct6, fmt, a, b, c):
+    """vector/float.c's host way: (result, flags), or None where it leaves the case to softfloat."""
+    lib = _lib()
+    lib.vector_host_fast.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
+                                     ctypes.POINTER(ctypes.c_uint64)]
+    lib.vector_host_fast.restype = ctypes.c_int
+    out = (ctypes.c_uint64 * 2)()
+    return (out[0], out[1]) if lib.vector_host_fast(funct6, fmt, a, b, c, out) else None
 
 
 @pytest.mark.slow
@@ -287,29 +302,60 @@ def test_the_hosts_binary32_way_is_softfloats_answer_wherever_it_answers(funct6,
     """vector/float.c does binary32 sums, products and multiply-adds under RNE in the host's
     binary64 where that is exact (hostfloat.h); where it answers, it must be softfloat's
     answer, flags and all."""
+    got = host_fast(funct6, SINGLE, a, b, c)
+    if got is not None:
+        assert got == call(*FAST_OPS[funct6](SINGLE, a, b, c)), f"funct6 {funct6:#x} {a:#x} {b:#x} {c:#x}"
+
+
+@pytest.mark.parametrize("fmt", [HALF, DOUBLE])
+@settings(max_examples=3000, deadline=None)
+@given(data=st.data(), funct6=st.sampled_from(sorted(FAST_OPS)))
+def test_the_hosts_binary16_and_binary64_way_is_softfloats_answer_wherever_it_answers(fmt, data, funct6):
+    """Sums and products in binary16 (Zvfh) and binary64 go through the host too
+    (hostfloat.h): where it answers, it is softfloat's answer, flags and all (and a
+    multiply-add in these formats is softfloat's alone)."""
+    a, b, c = (data.draw(finite_or_special(fmt)) for _ in range(3))
+    got = host_fast(funct6, fmt, a, b, c)
+    if funct6 >= 0x28:
+        assert got is None
+    if got is not None:
+        assert got == call(*FAST_OPS[funct6](fmt, a, b, c)), f"fmt {fmt} funct6 {funct6:#x} {a:#x} {b:#x} {c:#x}"
+
+
+def test_every_binary16_product_and_a_sweep_of_sums_the_host_answers_are_softfloats():
+    """binary16 has 65,536 values: every product of one with each of a spread of others,
+    and the sums of the same, against softfloat (all in C, through the library)."""
     lib = _lib()
-    lib.vector_single_fast.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                       ctypes.POINTER(ctypes.c_uint32)]
-    lib.vector_single_fast.restype = ctypes.c_int
-    out = (ctypes.c_uint32 * 2)()
-    if lib.vector_single_fast(funct6, a, b, c, out):
-        assert (out[0], out[1]) == call(*FAST_OPS[funct6](a, b, c)), f"funct6 {funct6:#x} {a:#x} {b:#x} {c:#x}"
+    lib.vector_host_sweep.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64)]
+    lib.vector_host_sweep.restype = ctypes.c_int64
+    found = (ctypes.c_uint64 * 4)()
+    for funct6 in (0x00, 0x02, 0x24):
+        answered = lib.vector_host_sweep(funct6, 0, 97, found)  # a over all 65,536, b over every 97th
+        assert answered >= 0, f"funct6 {funct6:#x}: {found[0]:#06x}, {found[1]:#06x}: host {found[2]:#x}, softfloat {found[3]:#x}"
+        assert answered > 65536 * (65536 // 97) // 4  # (most of them are the host's)
 
 
 def test_the_hosts_way_answers_the_common_case():
-    """(So that the test above tests something: ordinary numbers take the host's way.)"""
-    lib = _lib()
-    out = (ctypes.c_uint32 * 2)()
+    """(So that the tests above test something: ordinary numbers take the host's way.)"""
     one, three, half = 0x3F800000, 0x40400000, 0x3F000000
-    assert lib.vector_single_fast(0x2C, one, three, half, out) and out[0] == 0x40600000 and out[1] == 0
-    assert lib.vector_single_fast(0x00, one, 0x33800001, 0, out) and out[1] == NX  # 1 + (2^-24 + a bit)
+    assert host_fast(0x2C, SINGLE, one, three, half) == (0x40600000, 0)
+    assert host_fast(0x00, SINGLE, one, 0x33800001, 0)[1] == NX  # 1 + (2^-24 + a bit)
+    assert host_fast(0x24, HALF, 0x3E00, 0x3E00, 0) == (0x4080, 0)  # 1.5 * 1.5 = 2.25
+    assert host_fast(0x00, HALF, 0x3C00, 0x0001, 0) == (0x3C00, NX)  # 1 + 2^-24
+    assert host_fast(0x24, DOUBLE, 0x3FF8000000000000, 0x3FF8000000000000, 0) == (0x4002000000000000, 0)
+    assert host_fast(0x00, DOUBLE, 0x3FF0000000000000, 0x3CA0000000000000, 0) == (0x3FF0000000000000, NX)  # 1 + 2^-53
+
+
+def test_a_binary16_result_past_the_largest_finite_or_below_the_smallest_normal_is_left_to_softfloat():
+    """Overflow and underflow are softfloat's to flag: 65504 * 2 and 2^-14 * 0.5."""
+    assert host_fast(0x24, HALF, 0x7BFF, 0x4000, 0) is None
+    assert host_fast(0x24, HALF, 0x0400, 0x3800, 0) is None
+    assert host_fast(0x00, HALF, 0x7BFF, 0x5000, 0) is None  # 65504 + 32 is 2^16, past it
 
 
 def test_a_tie_that_the_rounding_to_binary64_made_is_left_to_softfloat():
     """(1 + 2^-12)^2 + 2^-60 is just above the binary32 tie 1 + 2^-11 + 2^-24: it rounds up.
     Rounded first to binary64 it is the tie itself, which would round to even, down."""
-    lib = _lib()
-    out = (ctypes.c_uint32 * 2)()
     a, tiny = 0x3F800800, 0x21800000  # 1 + 2^-12, 2^-60
-    assert not lib.vector_single_fast(0x2C, a, a, tiny, out)
+    assert host_fast(0x2C, SINGLE, a, a, tiny) is None
     assert call("fp_fma", 1, a, a, tiny, 0, 0, RNE) == (0x3F801001, NX)  # 1 + 2^-11 + 2^-23

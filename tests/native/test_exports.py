@@ -10,7 +10,7 @@ from komorebi.sim.native import hooks
 
 def test_the_library_exports_what_python_calls_and_hides_its_own_functions():
     lib = hooks.library()
-    for name in ("tlb_fill", "isa_trap", "isa_finish_turn", "vector_single_fast"):
+    for name in ("tlb_fill", "isa_trap", "isa_finish_turn", "vector_host_fast", "vector_host_sweep"):
         assert hasattr(lib, name), name
     own = ("route", "host_miss", "load_split", "watched_store", "vector_run", "is_vector_csr", "slide_one",
            "op_vadd", "op_vmseq", "vector_float_arith", "vector_widening")

@@ -3,8 +3,9 @@
  *
  * Every operation is softfloat.c's, exact IEEE in binary16 (Zvfh), binary32 and binary64
  * for SEW 16, 32 and 64, rounded by frm and raising fflags as the scalar instructions do;
- * binary32 sums, products and multiply-adds under RNE go through the host's binary64
- * where that is provably the same answer (a FLOAT row's HOST column, hostfloat.h).
+ * sums and products in every format, and binary32 multiply-adds, under RNE go through the
+ * host's binary64 where that is provably the same answer (a FLOAT row's HOST column,
+ * hostfloat.h), the reductions' sums too.
  * Done: the single-width arithmetic (vfadd, vfsub, vfrsub, vfmul, vfdiv, vfrdiv, vfmin,
  * vfmax, the sign injections, vfsqrt, vfclass), the eight fused multiply-adds, the
  * comparisons, vfmerge and vfmv (v.f, f.s, s.f), vfslide1up and vfslide1down, the
@@ -24,10 +25,10 @@
 #include "hostfloat.h"
 
 
-/* The FLOAT rows' HOST column: the binary32 answer of FUNCT6 through the host under RNE,
- * 1 and *OUT, or 0 for softfloat. */
-static int single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t *flags, uint32_t *out) {
-    (void)a; (void)b; (void)c; (void)flags; (void)out;
+/* The FLOAT rows' HOST column: FUNCT6 in format FMT through the host under RNE, 1 and
+ * *OUT, or 0 for softfloat. */
+static int host_fast(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, uint32_t *flags, uint64_t *out) {
+    (void)fmt; (void)a; (void)b; (void)c; (void)flags; (void)out;
     switch (funct6) {
 #define FLOAT(f6, name, forms, exact, soft, host) case f6: return host;
 #include "rows.h"
@@ -39,12 +40,9 @@ static int single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t 
  * (vd's element, for the multiply-adds), in format FMT; 0 for a funct6 no row has. */
 static int float_binary(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, int rm, uint32_t *flags,
                         uint64_t sign, uint64_t *out) {
-    uint32_t single;
     (void)c; (void)sign;
-    if (fmt == FP_SINGLE && rm == RM_RNE && single_fast(funct6, (uint32_t)a, (uint32_t)b, (uint32_t)c, flags, &single)) {
-        *out = single;
+    if (rm == RM_RNE && host_fast(funct6, fmt, a, b, c, flags, out))
         return 1;
-    }
     switch (funct6) {
 #define FLOAT(f6, name, forms, exact, soft, host) case f6: *out = soft; return 1;
 #include "rows.h"
@@ -81,35 +79,44 @@ static VectorUnit *source_group(VectorUnit *v, VectorUnit *saved, int *base, int
 
 /* -- single width ------------------------------------------------------------------------------ */
 
-/* The unmasked binary32 loop of a FLOAT row with a HOST column, under RNE: one loop a row
- * (so that the compiler need not switch on funct6 at every element). Elements the host
- * cannot answer go to softfloat. */
-#define FLOAT(f6, name, forms, exact, soft, host)                                            \
-    static void host_loop_##name(VectorUnit *v, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) { \
-        lane32_t *d = (lane32_t *)v->reg[vd];                                                \
-        const lane32_t *first = (const lane32_t *)v->reg[vs2], *second = (const lane32_t *)v->reg[vs1]; \
+/* The unmasked loops of a FLOAT row with a HOST column, under RNE, one a row and format
+ * (so that the compiler need not switch on funct6 or the format at every element).
+ * Elements the host cannot answer go to the row's softfloat column. */
+#define HOST_LOOP(name, suffix, T, FMT, soft, host)                                          \
+    static void host_loop_##name##suffix(VectorUnit *v, int vd, int vs2, int vs1, int vf, uint64_t scalar, uint32_t *flags) { \
+        T *d = (T *)v->reg[vd];                                                              \
+        const T *first = (const T *)v->reg[vs2], *second = (const T *)v->reg[vs1];           \
+        const int fmt = FMT, rm = RM_RNE;                                                    \
+        const uint64_t sign = (uint64_t)1 << (8 * sizeof(T) - 1);                           \
+        (void)fmt; (void)rm; (void)sign;                                                     \
         for (uint64_t i = v->vstart; i < v->vl; i++) { /* (each element read before it is written) */ \
-            uint32_t a = first[i], b = vf ? scalar : second[i], c = d[i], result, *out = &result; \
+            uint64_t a = first[i], b = vf ? scalar : second[i], c = d[i], result, *out = &result; \
             (void)a; (void)b; (void)c; (void)out;                                            \
-            if (!(host)) { /* (the row's own softfloat column: no second try of the host's) */ \
-                const int fmt = FP_SINGLE, rm = RM_RNE;                                      \
-                const uint64_t sign = 0x80000000u;                                           \
-                (void)fmt; (void)rm; (void)sign;                                             \
-                result = (uint32_t)(soft);                                                   \
-            }                                                                                \
-            d[i] = result;                                                                   \
+            if (!(host)) /* (the row's own softfloat column: no second try of the host's) */ \
+                result = soft;                                                               \
+            d[i] = (T)result;                                                                \
         }                                                                                    \
     }
+#define FLOAT(f6, name, forms, exact, soft, host)                                            \
+    HOST_LOOP(name, _16, lane16_t, FP_HALF, soft, host)                                      \
+    HOST_LOOP(name, _32, lane32_t, FP_SINGLE, soft, host)                                    \
+    HOST_LOOP(name, _64, lane64_t, FP_DOUBLE, soft, host)
 #include "rows.h"
 
-/* The loop above of FUNCT6's row: 1, or 0 for a row without a host column. */
-static int single_loop(VectorUnit *v, int funct6, int vd, int vs2, int vs1, int vf, uint32_t scalar, uint32_t *flags) {
+/* The loop above of FUNCT6's row in FMT: 1, or 0 for a row without a host column. */
+static int host_loop(VectorUnit *v, int funct6, int fmt, int vd, int vs2, int vs1, int vf, uint64_t scalar,
+                     uint32_t *flags) {
     switch (funct6) {
 #define FLOAT(f6, name, forms, exact, soft, host)                                            \
     case f6:                                                                                 \
         if (sizeof #host == sizeof "0")                                                      \
             return 0;                                                                        \
-        host_loop_##name(v, vd, vs2, vs1, vf, scalar, flags);                                \
+        if (fmt == FP_HALF)                                                                  \
+            host_loop_##name##_16(v, vd, vs2, vs1, vf, scalar, flags);                       \
+        else if (fmt == FP_SINGLE)                                                           \
+            host_loop_##name##_32(v, vd, vs2, vs1, vf, scalar, flags);                       \
+        else                                                                                 \
+            host_loop_##name##_64(v, vd, vs2, vs1, vf, scalar, flags);                       \
         return 1;
 #include "rows.h"
     }
@@ -124,7 +131,7 @@ int vector_float_arith(Op *o) {
         (!vm && vd == 0))
         return NOT_HERE;
     uint64_t scalar = vf ? float_scalar(h, vs1, sew) : 0, sign = (uint64_t)1 << (sew - 1);
-    if (fmt == FP_SINGLE && o->rm == RM_RNE && vm && single_loop(v, o->funct6, vd, vs2, vs1, vf, (uint32_t)scalar, &h->flags)) {
+    if (o->rm == RM_RNE && vm && host_loop(v, o->funct6, fmt, vd, vs2, vs1, vf, scalar, &h->flags)) {
         v->vstart = 0;
         return RAN;
     }
@@ -201,11 +208,8 @@ int vector_float_reduce(Op *o) {
         case 0x05: acc = fp_min_max(wide, acc, x, 0, &h->flags); break; /* vfredmin */
         case 0x07: acc = fp_min_max(wide, acc, x, 1, &h->flags); break; /* vfredmax */
         default: { /* the sums, in element order */
-            uint32_t single;
-            if (wide == FP_SINGLE && rm == RM_RNE && single_add((uint32_t)acc, (uint32_t)x, 0, &single, &h->flags))
-                acc = single;
-            else
-                acc = fp_add(wide, acc, x, rm, &h->flags);
+            uint64_t sum;
+            acc = rm == RM_RNE && host_add(wide, acc, x, 0, &sum, &h->flags) ? sum : fp_add(wide, acc, x, rm, &h->flags);
             break;
         }
         }
@@ -400,9 +404,47 @@ int vector_float_slide1(Op *o) {
     return slide_one(o, float_scalar(o->h, o->vs1, o->sew), 0);
 }
 
-/* For tests (tests/test_softfloat.py): the host's way of FUNCT6 on binary32 A, B, C, if it
- * takes the case: 1, OUT[0] the result and OUT[1] the flags; else 0. */
-int vector_single_fast(int funct6, uint32_t a, uint32_t b, uint32_t c, uint32_t out[2]) {
-    out[1] = 0;
-    return single_fast(funct6, a, b, c, &out[1], &out[0]);
+/* For tests (tests/isa/test_softfloat.py): the host's way of FUNCT6 on A, B, C in format
+ * FMT, if it takes the case: 1, OUT[0] the result and OUT[1] the flags; else 0. */
+int vector_host_fast(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, uint64_t out[2]) {
+    uint32_t flags = 0;
+    int taken = host_fast(funct6, fmt, a, b, c, &flags, &out[0]);
+    out[1] = flags;
+    return taken;
+}
+
+/* The FLOAT rows' SOFT column alone. */
+static uint64_t soft_only(int funct6, int fmt, uint64_t a, uint64_t b, uint64_t c, int rm, uint32_t *flags) {
+    uint64_t sign = (uint64_t)1 << (fmt == FP_HALF ? 15 : fmt == FP_SINGLE ? 31 : 63);
+    (void)c; (void)sign;
+    switch (funct6) {
+#define FLOAT(f6, name, forms, exact, soft, host) case f6: return soft;
+#include "rows.h"
+    }
+    return 0;
+}
+
+/* For tests (tests/isa/test_softfloat.py): FUNCT6 on every binary16 A and every STRIDE-th
+ * B from FIRST_B, the host's way against softfloat's where the host answers. Returns how
+ * many the host answered, or -1 at the first that differs (A, B, and the two answers,
+ * each its bits | its flags << 32, in FOUND). */
+int64_t vector_host_sweep(int funct6, uint32_t first_b, uint32_t stride, uint64_t found[4]) {
+    int64_t answered = 0;
+    for (uint64_t a = 0; a < 65536; a++)
+        for (uint64_t b = first_b; b < 65536; b += stride) {
+            uint32_t host_flags = 0, soft_flags = 0;
+            uint64_t host;
+            if (!host_fast(funct6, FP_HALF, a, b, 0, &host_flags, &host))
+                continue;
+            uint64_t soft = soft_only(funct6, FP_HALF, a, b, 0, RM_RNE, &soft_flags);
+            if (host != soft || host_flags != soft_flags) {
+                found[0] = a;
+                found[1] = b;
+                found[2] = host | (uint64_t)host_flags << 32;
+                found[3] = soft | (uint64_t)soft_flags << 32;
+                return -1;
+            }
+            answered++;
+        }
+    return answered;
 }

@@ -115,7 +115,7 @@ static int elements(Hart *h, const Decoded *d, int store) {
     if (mop == 0 && lumop != 0 && !first_fault)
         return NOT_HERE;
     int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype), vs2 = d->rs2;
-    int offset_emul = lmul * eew / sew; /* (the data's EMUL, or the index's; 0 below 1/8) */
+    int offset_emul = over_sew(lmul * eew, v->vtype); /* (the data's EMUL, or the index's; 0 below 1/8) */
     int data_emul = indexed ? lmul : offset_emul, data_bytes = indexed ? sew / 8 : bytes;
     if (!legal_access(v, store, vm, vd, nf, data_emul, indexed, vs2, offset_emul, eew))
         return NOT_HERE;
@@ -154,16 +154,17 @@ static int unit_stride_pages(Hart *h, VectorUnit *v, const Decoded *d, int store
         return NOT_HERE;
     int eew = memory_eew(width);
     int sew = sew_bits(v->vtype), lmul = lmul_eighths(v->vtype);
-    if ((lmul * eew) % sew || !group_regs(vd, lmul * eew / sew) || (!vm && vd == 0))
+    if (((lmul * eew) & (sew - 1)) || !group_regs(vd, over_sew(lmul * eew, v->vtype)) || (!vm && vd == 0))
         return NOT_HERE; /* (v0 as data and as the mask: reserved, the general code refuses it) */
     uint64_t bytes = (uint64_t)eew / 8, base = X(h, d->rs1, 0);
+    int width_shift = __builtin_ctzll(bytes); /* (a shift, not a division by BYTES) */
     uint8_t *reg = v->reg[vd];
     uint64_t i = v->vstart;
     while (i < v->vl) {
         uint64_t address = base + i * bytes, in_page = PAGE - (address & (PAGE - 1));
         if (in_page < bytes) /* an element across two pages: the general code's */
             break;
-        uint64_t n = in_page / bytes;
+        uint64_t n = in_page >> width_shift;
         if (n > v->vl - i)
             n = v->vl - i;
         if (!vm) { /* a page no active element falls in is not touched at all */

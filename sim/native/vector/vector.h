@@ -96,14 +96,20 @@ int vector_memory(Hart *h, const Decoded *d, int store);
 
 static inline int sew_bits(uint64_t vtype) { return 8 << ((vtype >> 3) & 7); }
 
+/* X / SEW for X >= 0, as a shift (SEW is a power of 2; a division would cost more than the
+ * rest of a short instruction). */
+static inline int over_sew(int x, uint64_t vtype) { return x >> (3 + ((vtype >> 3) & 7)); }
+
 /* LMUL in eighths (1/8 is 1, 8 is 64); 0 for the reserved encoding. */
 static inline int lmul_eighths(uint64_t vtype) {
     int m = (int)(vtype & 7);
     return m < 4 ? 8 << m : m == 4 ? 0 : 8 >> (8 - m);
 }
 
+/* VLMAX = LMUL * VLEN / SEW. (Every factor is a power of 2: shifts, not a division, which
+ * would be most of a short instruction's time.) */
 static inline uint64_t vlmax(uint64_t vtype) {
-    return (uint64_t)lmul_eighths(vtype) * VLEN / (8 * (uint64_t)sew_bits(vtype));
+    return ((uint64_t)lmul_eighths(vtype) * (VLEN / 8)) >> ((vtype >> 3) & 7) >> 3;
 }
 
 /* -- elements ------------------------------------------------------------------------------- */
@@ -153,8 +159,9 @@ static inline int regs_of(int emul_eighths) { return emul_eighths <= 8 ? 1 : emu
 /* The registers of a group of EMUL (in eighths) at BASE: 0 when EMUL is below 1/8 or past 8,
  * BASE is not aligned to it or the group runs past v31 (reserved encodings). */
 static inline int group_regs(int base, int emul_eighths) {
-    int regs = regs_of(emul_eighths);
-    if (emul_eighths < 1 || emul_eighths > 64 || base % regs || base + regs > 32)
+    int regs = regs_of(emul_eighths); /* (1, 2, 4 or 8 for every EMUL an encoding makes: a mask, not %) */
+    if (emul_eighths < 1 || emul_eighths > 64 || ((regs & (regs - 1)) ? base % regs : base & (regs - 1)) ||
+        base + regs > 32)
         return 0;
     return regs;
 }
