@@ -26,20 +26,22 @@ typedef struct {
     uint8_t own;         /* one the engine lacks (so the code is still hot) */
     uint8_t rd, rs1, rs2, rs3;
     uint8_t rm;
-    uint8_t pad;
+    uint8_t stub;        /* (in a block) one of the loader's stubs: it counts as none */
     uint32_t generation;
     int64_t imm;
 } Decoded;
 
-/* A block: the decoded instructions from PC on up to and including the first that may
- * change the pc (a jump or a branch), one the interpreter does not run excluded, at most
- * BLOCK_MAX (isa.c, run_blocks). The interpreter runs a block's instructions one after
- * another without the checks it makes between single instructions, which it makes once
- * a block instead. */
+/* A block: the decoded instructions from PC on, as they run, up to and including the
+ * first that may go two ways (a branch or jalr), one the interpreter does not run
+ * excluded, at most BLOCK_MAX (isa.c, run_blocks). A jal goes on at its target (so a jump
+ * into one of the loader's stubs and the jump back are one block with the code around
+ * them). The interpreter runs a block's instructions one after another without the checks
+ * it makes between single instructions, which it makes once a block instead. */
 typedef struct {
-    uint64_t pc, end;    /* its first instruction's pc, and the pc after its last */
+    uint64_t pc;         /* its first instruction's pc */
     uint32_t generation; /* the code_generation it was decoded in (0: empty) */
     uint16_t count;      /* its instructions */
+    uint16_t counts;     /* those that count (not a stub's) */
     int16_t last_own;    /* the index of its last instruction the engine lacks (-1: none) */
     Decoded insn[BLOCK_MAX];
 } Block;

@@ -830,31 +830,35 @@ static AI int careful_step(Hart *h, Loop *l, int exact, int eager) {
     return !((l->cold >= STAY || h->stop) && !exact);
 }
 
-static int is_jump(int op) { return op >= OP_JAL && op <= OP_BGEU; }
+static int goes_two_ways(int op) { return op >= OP_JALR && op <= OP_BGEU; }
 
 /* The block that starts at PC: decoded now unless it is in the cache (0: PC's instruction
  * is not one the interpreter runs). */
 static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
     Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
+    const Turn *turn = &h->core->turn;
     uint64_t at = pc;
-    int n = 0, last_own = -1;
+    int n = 0, counts = 0, last_own = -1;
     while (n < BLOCK_MAX) {
         Decoded *d = fetch(h, at);
         if (!d || d->op == OP_UNKNOWN)
             break;
-        b->insn[n] = *d;
+        Decoded *copy = &b->insn[n];
+        *copy = *d;
+        copy->stub = at - turn->uncounted_start < turn->uncounted_end - turn->uncounted_start;
+        counts += !copy->stub;
         if (d->own)
             last_own = n;
         n++;
-        at += d->length;
-        if (is_jump(d->op))
+        if (goes_two_ways(d->op))
             break;
+        at = d->op == OP_JAL ? at + (uint64_t)d->imm : at + d->length;
     }
     if (!n)
         return 0;
     b->pc = pc;
-    b->end = at;
     b->count = (uint16_t)n;
+    b->counts = (uint16_t)counts;
     b->last_own = (int16_t)last_own;
     b->generation = h->code_generation;
     return b;
@@ -877,41 +881,51 @@ static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
     return l.ran;
 }
 
+/* Of block B's instructions before D, those that count. */
+static uint64_t counted_before(const Block *b, const Decoded *d) {
+    uint64_t n = 0;
+    for (const Decoded *e = b->insn; e < d; e++)
+        n += !e->stub;
+    return n;
+}
+
 /* The same loop a block at a time (not EXACT; the x registers all read at the start). A
  * block runs whole, its instructions one after another, when every check the careful loop
  * makes between them would let it: no breakpoint and no profile (checked once a block),
- * the turn's count and EPISODE not reached inside it, no stub in it, and not STAY
- * instructions without one the engine lacks before its end. Otherwise the careful loop
- * takes the next instruction. The same instructions run, counted the same, in the same
- * order, and the loop stops at the same pc: only the bookkeeping is once a block. */
+ * the turn's count and EPISODE not reached inside it, and not STAY instructions without
+ * one the engine lacks before its end. The instructions of the loader's stubs
+ * (sim/isa/rewrite.py: the RV64GC a Zba or Zbb instruction jumps to, the jump counting as
+ * the one instruction) count as none, as in the careful loop, which also runs them when
+ * the turn's count is reached (a turn that ends on the jump into a stub ends after the
+ * stub): a block whose counted instructions fit in the turn runs whole, its stubs too.
+ * Anything else goes to the careful loop, an instruction at a time. So the same
+ * instructions run, counted the same, in the same order, and the loop stops at the same
+ * pc: only the bookkeeping is once a block. */
 static uint64_t run_blocks(Hart *h, uint64_t limit) {
     Core *core = h->core;
     Turn *turn = &core->turn;
     Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
     for (;;) {
         Block *b = turn->breakpoint_count == 0 && core->profile.on == 0 ? block_at(h, h->pc) : 0;
-        if (b && l.ran + b->count <= l.limit && l.steps + b->count <= EPISODE && l.cold + b->count < STAY &&
-            !(b->pc < l.uncounted_end && l.uncounted_start < b->end)) {
-            const Decoded *d = b->insn, *last = b->insn + b->count;
+        if (b && l.ran + b->counts <= l.limit && l.steps + b->count <= EPISODE && l.cold + b->count < STAY) {
+            const Decoded *d = b->insn, *end = b->insn + b->count;
             uint64_t next = h->pc;
-            for (; d < last; d++) {
+            for (; d < end; d++) {
                 h->pc = d->pc;
                 int done = run_one(h, d, &next, 1);
                 h->x[0] = 0;
                 if (__builtin_expect(done != RAN, 0)) { /* stopped before it, as the careful loop */
-                    uint64_t ran = (uint64_t)(d - b->insn);
-                    l.ran += ran;
+                    l.ran += counted_before(b, d);
                     return l.ran;
                 }
                 if (__builtin_expect(h->stop, 0)) { /* stopped after it */
-                    uint64_t ran = (uint64_t)(d - b->insn) + 1;
                     h->pc = next;
-                    l.ran += ran;
+                    l.ran += counted_before(b, d + 1);
                     return l.ran;
                 }
             }
             h->pc = next;
-            l.ran += b->count;
+            l.ran += b->counts;
             l.steps += b->count;
             l.cold = b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;
             continue;
