@@ -39,6 +39,13 @@ instructions of each kernel's machine code and says when one has none) and **RV6
   runs vector floating point at SEW 16 with F; none of these kernels uses it, and the
   script says if one does). Skipped when qemu-riscv64 is absent.
 
+The host's own limit for the two streaming kernels, measured in the same rounds: numpy's
+`3 * x` over stream's input, and numpy's copy of bytecopy's bytes, each into memory already
+written once (*touched*) and into fresh zeros allocated as the simulator allocates a
+region's DRAM (*fresh*: sim.memory.host.anonymous, in huge pages where the system allows),
+whose first write costs the kernel's page faults, as the simulated thread's does; the
+table gives card sim over each.
+
 Instructions are counted once per kernel and build, in the simulator, by the kmx_cycles
 build (one cycle an instruction; a vector instruction is one). Times are the best of
 --repeat runs (default 3), interleaved; the ratios are also given from the medians.
@@ -54,8 +61,11 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -85,6 +95,7 @@ from bench.vs_qemu import (  # noqa: E402
     sim_run,
 )
 from komorebi.sim.image.elf import load_image  # noqa: E402
+from komorebi.sim.memory import host  # noqa: E402
 
 NAMES = ("stream", "saxpy", "dot", "matmul", "bytecopy")
 TARGET_QEMU, TARGET_RV64GC = 1.0, 1.0  # card sim / qemu card, card sim / RV64GC sim
@@ -101,6 +112,33 @@ def kernels(quick: bool) -> list[Kernel]:
         theirs["matmul"],
         Kernel("bytecopy", 8, count, {"from": count, "to": count}, [count]),
     ]
+
+
+# -- the host's own limit ------------------------------------------------------------------
+
+HOST_LIMITS = {"stream": "numpy 3 * x", "bytecopy": "numpy copy"}
+
+
+def host_limit(kernel: Kernel, fresh: bool) -> float:
+    """Seconds the host takes for KERNEL's bytes (stream: 3 * x into an output; bytecopy: a
+    copy), into FRESH zeros (as the simulator's DRAM: its first write faults the pages in)
+    or into memory written before."""
+    if kernel.name == "stream":
+        source = kernel.regions["numbers"]
+    else:
+        source = np.random.default_rng(8).integers(0, 256, kernel.size, dtype=np.uint8)
+    block = host.anonymous(source.nbytes, huge=True)
+    out = block.array.view(source.dtype)
+    if not fresh:
+        out[:] = 1
+    start = time.perf_counter()
+    if kernel.name == "stream":
+        np.multiply(source, np.uint32(3), out=out)
+    else:
+        np.copyto(out, source)
+    seconds = time.perf_counter() - start
+    del out, block
+    return seconds
 
 
 # -- the card build's vector instructions --------------------------------------------------
@@ -228,7 +266,7 @@ def main() -> None:
 
     counts, card_counts, sums, programs, layouts = prepare(todo, image)
 
-    setups = ("card", "rv64gc", "qemu_card", "qemu_rv64gc", *BARE_VARIANTS)
+    setups = ("card", "rv64gc", "qemu_card", "qemu_rv64gc", "host_touched", "host_fresh", *BARE_VARIANTS)
     times = {k.name: {setup: [] for setup in setups} for k in todo}
     chosen_variant: dict[str, list[str]] = {k.name: list(BARE_VARIANTS) for k in todo}
     for _ in range(args.repeat):
@@ -245,6 +283,9 @@ def main() -> None:
                 times[k.name]["qemu_card"].append(seconds)
                 seconds, found["qemu rv64gc"] = qemu_run(qemu, linux_elf, k)
                 times[k.name]["qemu_rv64gc"].append(seconds)
+            if k.name in HOST_LIMITS:
+                times[k.name]["host_touched"].append(host_limit(k, fresh=False))
+                times[k.name]["host_fresh"].append(host_limit(k, fresh=True))
             agree(k.name, found)
     scratch.cleanup()
 
@@ -260,6 +301,9 @@ def main() -> None:
             "card_over_qemu": over(b["card"], b["qemu_card"]), "card_over_rv64gc": over(b["card"], b["rv64gc"]),
             "median_card_over_qemu": over(m["card"], m["qemu_card"]),
             "median_card_over_rv64gc": over(m["card"], m["rv64gc"]),
+            "host_touched": b["host_touched"], "host_fresh": b["host_fresh"],
+            "card_over_host_touched": over(b["card"], b["host_touched"]),
+            "card_over_host_fresh": over(b["card"], b["host_fresh"]),
             "median": {setup: m[setup] for setup in ("card", "rv64gc", "qemu_card", "qemu_rv64gc")} | {"bare": m[variant]},
         })
     print()
@@ -275,6 +319,14 @@ def main() -> None:
             ratios = f"card/qemu {r['median_card_over_qemu']:.2f}  " + ratios
         print(f"  {r['kernel']:<9} {line}  ->  {ratios}")
 
+    limited = [r for r in rows if r["host_touched"] is not None]
+    if limited:
+        print("the host's own limit, ms (best of the same rounds), and card sim over it:")
+        for r in limited:
+            print(f"  {r['kernel']:<9} {HOST_LIMITS[r['kernel']]}: into touched memory {r['host_touched'] * 1e3:.2f} "
+                  f"(card sim {r['card_over_host_touched']:.1f}x), into fresh zeros {r['host_fresh'] * 1e3:.2f} "
+                  f"(card sim {r['card_over_host_fresh']:.1f}x); card sim over QEMU RV64GC "
+                  + (f"{over(r['card'], r['qemu_rv64gc']):.2f}" if r["qemu_rv64gc"] else "not measured"))
     missed = []
     for label, key, limit in (("card sim / qemu card", "card_over_qemu", TARGET_QEMU),
                               ("card sim / RV64GC sim", "card_over_rv64gc", TARGET_RV64GC)):
@@ -299,6 +351,8 @@ def main() -> None:
             "qemu_card_ms": rounded(None if r["qemu_card"] is None else r["qemu_card"] * 1e3),
             "qemu_rv64gc_ms": rounded(None if r["qemu_rv64gc"] is None else r["qemu_rv64gc"] * 1e3),
             "card_over_qemu": rounded(r["card_over_qemu"], 3), "card_over_rv64gc": rounded(r["card_over_rv64gc"], 3),
+            "host_touched_ms": rounded(None if r["host_touched"] is None else r["host_touched"] * 1e3),
+            "host_fresh_ms": rounded(None if r["host_fresh"] is None else r["host_fresh"] * 1e3),
             "median_card_over_qemu": rounded(r["median_card_over_qemu"], 3),
             "median_card_over_rv64gc": rounded(r["median_card_over_rv64gc"], 3),
             "vector": vectors[r["kernel"]]["instructions"],

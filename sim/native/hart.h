@@ -31,18 +31,23 @@ typedef struct {
     int64_t imm;
 } Decoded;
 
-/* A block: the decoded instructions from PC on, as they run, up to and including the
- * first that may go two ways (a branch or jalr), one the interpreter does not run
- * excluded, at most BLOCK_MAX (isa.c, run_blocks). A jal goes on at its target (so a jump
- * into one of the loader's stubs and the jump back are one block with the code around
- * them). The interpreter runs a block's instructions one after another without the checks
- * it makes between single instructions, which it makes once a block instead. */
+/* A block: the instructions from PC on, as they run, up to and including the first that
+ * may go two ways (a branch or jalr), one the interpreter does not run excluded, at most
+ * BLOCK_MAX (isa.c, run_blocks). A jal goes on at its target, so a jump into one of the
+ * loader's stubs, the stub and the jump back are one block with the code around them; a
+ * jal that writes no register (a plain jump) does nothing but that, so it has no entry of
+ * its own: it is counted, and the block goes on where it goes. The interpreter runs a
+ * block's entries one after another without the checks it makes between single
+ * instructions, which it makes once a block instead. */
 typedef struct {
     uint64_t pc;         /* its first instruction's pc */
+    uint64_t exit;       /* the pc after it (0: its last entry goes two ways, and says where) */
     uint32_t generation; /* the code_generation it was decoded in (0: empty) */
-    uint16_t count;      /* its instructions */
-    uint16_t counts;     /* those that count (not a stub's) */
-    int16_t last_own;    /* the index of its last instruction the engine lacks (-1: none) */
+    uint8_t count;       /* the instructions it stands for, the plain jumps among them */
+    uint8_t counts;      /* those that count (not a stub's) */
+    uint8_t entries;     /* those in insn (not the plain jumps) */
+    int8_t last_own;     /* the instruction (of COUNT) last of those the engine lacks (-1: none) */
+    uint8_t counted[BLOCK_MAX]; /* before entry i: the instructions counted */
     Decoded insn[BLOCK_MAX];
 } Block;
 

@@ -838,28 +838,36 @@ static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
     Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
     const Turn *turn = &h->core->turn;
     uint64_t at = pc;
-    int n = 0, counts = 0, last_own = -1;
-    while (n < BLOCK_MAX) {
+    int count = 0, counts = 0, entries = 0, last_own = -1;
+    while (count < BLOCK_MAX) {
         Decoded *d = fetch(h, at);
         if (!d || d->op == OP_UNKNOWN)
             break;
-        Decoded *copy = &b->insn[n];
-        *copy = *d;
-        copy->stub = at - turn->uncounted_start < turn->uncounted_end - turn->uncounted_start;
-        counts += !copy->stub;
+        int stub = at - turn->uncounted_start < turn->uncounted_end - turn->uncounted_start;
         if (d->own)
-            last_own = n;
-        n++;
-        if (goes_two_ways(d->op))
+            last_own = count;
+        if (!(d->op == OP_JAL && d->rd == 0)) { /* (a plain jump: counted, no entry) */
+            b->counted[entries] = (uint8_t)counts;
+            b->insn[entries] = *d;
+            b->insn[entries].stub = (uint8_t)stub;
+            entries++;
+        }
+        count++;
+        counts += !stub;
+        if (goes_two_ways(d->op)) {
+            at = 0;
             break;
+        }
         at = d->op == OP_JAL ? at + (uint64_t)d->imm : at + d->length;
     }
-    if (!n)
+    if (!count)
         return 0;
     b->pc = pc;
-    b->count = (uint16_t)n;
-    b->counts = (uint16_t)counts;
-    b->last_own = (int16_t)last_own;
+    b->exit = at;
+    b->count = (uint8_t)count;
+    b->counts = (uint8_t)counts;
+    b->entries = (uint8_t)entries;
+    b->last_own = (int8_t)last_own;
     b->generation = h->code_generation;
     return b;
 }
@@ -881,14 +889,6 @@ static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
     return l.ran;
 }
 
-/* Of block B's instructions before D, those that count. */
-static uint64_t counted_before(const Block *b, const Decoded *d) {
-    uint64_t n = 0;
-    for (const Decoded *e = b->insn; e < d; e++)
-        n += !e->stub;
-    return n;
-}
-
 /* The same loop a block at a time (not EXACT; the x registers all read at the start). A
  * block runs whole, its instructions one after another, when every check the careful loop
  * makes between them would let it: no breakpoint and no profile (checked once a block),
@@ -908,23 +908,23 @@ static uint64_t run_blocks(Hart *h, uint64_t limit) {
     for (;;) {
         Block *b = turn->breakpoint_count == 0 && core->profile.on == 0 ? block_at(h, h->pc) : 0;
         if (b && l.ran + b->counts <= l.limit && l.steps + b->count <= EPISODE && l.cold + b->count < STAY) {
-            const Decoded *d = b->insn, *end = b->insn + b->count;
-            uint64_t next = h->pc;
+            const Decoded *d = b->insn, *end = b->insn + b->entries;
+            uint64_t next = b->exit;
             for (; d < end; d++) {
                 h->pc = d->pc;
                 int done = run_one(h, d, &next, 1);
                 h->x[0] = 0;
                 if (__builtin_expect(done != RAN, 0)) { /* stopped before it, as the careful loop */
-                    l.ran += counted_before(b, d);
+                    l.ran += b->counted[d - b->insn];
                     return l.ran;
                 }
                 if (__builtin_expect(h->stop, 0)) { /* stopped after it */
                     h->pc = next;
-                    l.ran += counted_before(b, d + 1);
+                    l.ran += b->counted[d - b->insn] + !d->stub;
                     return l.ran;
                 }
             }
-            h->pc = next;
+            h->pc = b->exit ? b->exit : next; /* (a block that ends going two ways: where it went) */
             l.ran += b->counts;
             l.steps += b->count;
             l.cold = b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;

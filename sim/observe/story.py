@@ -45,7 +45,10 @@ def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
     end, state), each run consecutive lines of one new state (a flush of a whole region is
     one run); None when none differ. (No array of line numbers is made: a region of a
     million lines costs a few of its size in bytes.)"""
-    key = np.where(before != after, after.astype(np.int8), np.int8(-1))  # (-1: unchanged)
+    changed = before != after
+    if not changed.any():  # (a step changes one region of several, most often: no more passes)
+        return None
+    key = np.where(changed, after.view(np.int8), np.int8(-1))  # (-1: unchanged)
     edges = np.flatnonzero(np.diff(key)) + 1
     starts = np.concatenate(([0], edges))
     ends = np.concatenate((edges, [key.size]))

@@ -237,13 +237,33 @@ typedef uint64_t __attribute__((may_alias)) lane64_t;
         return RAN;                                                                          \
     }
 
-#define ELEMENTWISE_BODY(T, ST, B, BODY)                                                     \
+#define ELEMENTWISE_BODY(T, ST, B, BODY, OUT)                                                \
     {                                                                                        \
         uint64_t a = s2_[i_], b = (B), c = dst_[i_];                                         \
         int64_t sa_ = (ST)a, sb_ = (ST)b;                                                    \
         (void)c; (void)sa_; (void)sb_;                                                       \
-        dst_[i_] = (T)(BODY);                                                                \
+        OUT = (T)(BODY);                                                                     \
     }
+
+/* Unmasked, 64 bytes of elements at a time (one host vector register's worth): each
+ * chunk's elements are all read, then all written. The same as an element at a time,
+ * since a single-width operation's groups are the same or apart (aligned to LMUL), and the
+ * compiler makes each chunk a few vector instructions with no check of whether vd's group
+ * overlaps a source's; a loop written straight into vd would check at run time, and took
+ * the element-at-a-time way whenever the operation writes a group it reads, as
+ * vand.vx v10, v10, a4 does. */
+#define ELEMENTWISE_CHUNKS(T, ST, B, BODY)                                                   \
+    for (; i_ + 64 / sizeof(T) <= n_; i_ += 64 / sizeof(T)) {                                \
+        T chunk_[64 / sizeof(T)];                                                            \
+        const uint64_t at_ = i_;                                                             \
+        for (unsigned k_ = 0; k_ < 64 / sizeof(T); k_++) {                                   \
+            uint64_t i_ = at_ + k_;                                                          \
+            ELEMENTWISE_BODY(T, ST, B, BODY, chunk_[k_])                                     \
+        }                                                                                    \
+        for (unsigned k_ = 0; k_ < 64 / sizeof(T); k_++)                                     \
+            dst_[at_ + k_] = chunk_[k_];                                                     \
+    }                                                                                        \
+    for (; i_ < n_; i_++) ELEMENTWISE_BODY(T, ST, B, BODY, dst_[i_])
 
 #define ELEMENTWISE_LOOP(SEW_, T, ST, BODY)                                                  \
     do {                                                                                     \
@@ -252,13 +272,14 @@ typedef uint64_t __attribute__((may_alias)) lane64_t;
         const T *s2_ = (const T *)v->reg[o->vs2], *s1_ = (const T *)v->reg[o->vs1];         \
         const uint64_t scalar_ = o->scalar, n_ = v->vl;                                      \
         uint64_t i_ = v->vstart;                                                             \
-        if (o->vm && o->vv)                                                                  \
-            for (; i_ < n_; i_++) ELEMENTWISE_BODY(T, ST, s1_[i_], BODY)                     \
-        else if (o->vm)                                                                      \
-            for (; i_ < n_; i_++) ELEMENTWISE_BODY(T, ST, scalar_, BODY)                     \
-        else                                                                                 \
+        if (o->vm && o->vv) {                                                                \
+            ELEMENTWISE_CHUNKS(T, ST, s1_[i_], BODY);                                        \
+        } else if (o->vm) {                                                                  \
+            ELEMENTWISE_CHUNKS(T, ST, scalar_, BODY);                                        \
+        } else {                                                                             \
             for (; i_ < n_; i_++)                                                            \
-                if (mask_bit(v, 0, i_)) ELEMENTWISE_BODY(T, ST, o->vv ? s1_[i_] : scalar_, BODY) \
+                if (mask_bit(v, 0, i_)) ELEMENTWISE_BODY(T, ST, o->vv ? s1_[i_] : scalar_, BODY, dst_[i_]) \
+        }                                                                                    \
     } while (0)
 
 #pragma GCC visibility pop
