@@ -15,7 +15,7 @@
 
 #define CODE_CACHE 4096   /* decoded instructions, by pc (a power of 2) */
 #define PAGE_CACHE 16384  /* page translations, by page number (a power of 2) */
-#define BLOCK_CACHE 256   /* straight-line runs of decoded instructions, by first pc (a power of 2) */
+#define BLOCK_SLOTS 256   /* the interpreter's blocks, by first pc (a power of 2; hooks.h's BLOCK_CACHE is the engine's) */
 #define BLOCK_MAX 32      /* the most instructions a block holds */
 
 typedef struct {
@@ -32,17 +32,19 @@ typedef struct {
 } Decoded;
 
 /* A block: the instructions from PC on, as they run, up to and including the first that
- * may go two ways (a branch or jalr), one the interpreter does not run excluded, at most
- * BLOCK_MAX (isa.c, run_blocks). A jal goes on at its target, so a jump into one of the
- * loader's stubs, the stub and the jump back are one block with the code around them; a
- * jal that writes no register (a plain jump) does nothing but that, so it has no entry of
- * its own: it is counted, and the block goes on where it goes. The interpreter runs a
+ * may go two ways (a branch or jalr), up to one the interpreter does not run (excluded),
+ * at most BLOCK_MAX (isa.c, run_blocks). A jal goes on at its target (a call too: its
+ * entry writes the link), so a jump into one of the loader's stubs, the stub and the jump
+ * back are one block with the code around them; a jal that writes no register (a plain
+ * jump) does nothing but that, so it has no entry of its own: it is counted, and the block
+ * goes on where it goes. The interpreter runs a
  * block's entries one after another without the checks it makes between single
  * instructions, which it makes once a block instead. */
 typedef struct {
     uint64_t pc;         /* its first instruction's pc */
-    uint64_t exit;       /* the pc after it (0: its last entry goes two ways, and says where) */
+    uint64_t exit;       /* the pc after it, unless TWO_WAY */
     uint32_t generation; /* the code_generation it was decoded in (0: empty) */
+    uint8_t two_way;     /* its last entry goes two ways (a branch or jalr), and says where */
     uint8_t count;       /* the instructions it stands for, the plain jumps among them */
     uint8_t counts;      /* those that count (not a stub's) */
     uint8_t entries;     /* those in insn (not the plain jumps) */
@@ -68,7 +70,7 @@ typedef struct { /* a core's vector unit (vector/) */
 
 typedef struct {
     Decoded code[CODE_CACHE];
-    Block blocks[BLOCK_CACHE];
+    Block blocks[BLOCK_SLOTS];
     PageEntry pages[PAGE_CACHE];
     VectorUnit vector;
 } Scratch;

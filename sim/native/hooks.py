@@ -367,7 +367,8 @@ def _build() -> Path:
     short would crash the process when loaded), or compiled now."""
     # On Linux memcpy and memset come from the process at load; a .dylib or .dll must
     # name where its symbols come from, so elsewhere the system's C library is linked.
-    compile = [*toolchain.zig(), "cc", "-c", "-fPIC", "-O2"]
+    # (-ffp-contract=off: hostfloat.h's exact error terms need each product rounded on its own)
+    compile = [*toolchain.zig(), "cc", "-c", "-fPIC", "-O2", "-ffp-contract=off"]
     link = [*toolchain.zig(), "cc", "-shared", "-fPIC", "-O2", *NO_LIBC]
     key = build_cache.key_of(
         ["hooks", *(part for f in (*SOURCES, *HEADERS) for part in (f.relative_to(FOLDER).as_posix(), f.read_bytes())),

@@ -835,10 +835,10 @@ static int goes_two_ways(int op) { return op >= OP_JALR && op <= OP_BGEU; }
 /* The block that starts at PC: decoded now unless it is in the cache (0: PC's instruction
  * is not one the interpreter runs). */
 static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
-    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
+    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_SLOTS - 1)];
     const Turn *turn = &h->core->turn;
     uint64_t at = pc;
-    int count = 0, counts = 0, entries = 0, last_own = -1;
+    int count = 0, counts = 0, entries = 0, last_own = -1, two_way = 0;
     while (count < BLOCK_MAX) {
         Decoded *d = fetch(h, at);
         if (!d || d->op == OP_UNKNOWN)
@@ -855,7 +855,7 @@ static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
         count++;
         counts += !stub;
         if (goes_two_ways(d->op)) {
-            at = 0;
+            two_way = 1;
             break;
         }
         at = d->op == OP_JAL ? at + (uint64_t)d->imm : at + d->length;
@@ -864,6 +864,7 @@ static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
         return 0;
     b->pc = pc;
     b->exit = at;
+    b->two_way = (uint8_t)two_way;
     b->count = (uint8_t)count;
     b->counts = (uint8_t)counts;
     b->entries = (uint8_t)entries;
@@ -873,7 +874,7 @@ static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
 }
 
 static AI Block *block_at(Hart *h, uint64_t pc) {
-    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_CACHE - 1)];
+    Block *b = &h->scratch->blocks[(pc >> 1) & (BLOCK_SLOTS - 1)];
     if (__builtin_expect(b->pc == pc && b->generation == h->code_generation, 1))
         return b;
     return block_miss(h, pc);
@@ -906,7 +907,10 @@ static uint64_t run_blocks(Hart *h, uint64_t limit) {
     Turn *turn = &core->turn;
     Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
     for (;;) {
-        Block *b = turn->breakpoint_count == 0 && core->profile.on == 0 ? block_at(h, h->pc) : 0;
+        /* (the careful loop takes the first instruction after a stop was asked, and the last
+         * few before a limit, without making a block there) */
+        int room = l.ran + BLOCK_MAX <= l.limit && l.steps + BLOCK_MAX <= EPISODE && l.cold + BLOCK_MAX < STAY;
+        Block *b = room && !h->stop && turn->breakpoint_count == 0 && core->profile.on == 0 ? block_at(h, h->pc) : 0;
         if (b && l.ran + b->counts <= l.limit && l.steps + b->count <= EPISODE && l.cold + b->count < STAY) {
             const Decoded *d = b->insn, *end = b->insn + b->entries;
             uint64_t next = b->exit;
@@ -924,7 +928,7 @@ static uint64_t run_blocks(Hart *h, uint64_t limit) {
                     return l.ran;
                 }
             }
-            h->pc = b->exit ? b->exit : next; /* (a block that ends going two ways: where it went) */
+            h->pc = b->two_way ? next : b->exit;
             l.ran += b->counts;
             l.steps += b->count;
             l.cold = b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;

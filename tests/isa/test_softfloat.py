@@ -353,6 +353,18 @@ def test_a_binary16_result_past_the_largest_finite_or_below_the_smallest_normal_
     assert host_fast(0x00, HALF, 0x7BFF, 0x5000, 0) is None  # 65504 + 32 is 2^16, past it
 
 
+def test_an_exact_binary64_product_at_the_top_of_the_range_raises_no_inexact():
+    """(2^53 - 1) * 2^941 * 2^30 is the largest finite binary64 exactly. Dekker's error term
+    would overflow there (Veltkamp's halves round up), and came out infinite: an exact
+    product flagged inexact (a review found it). Such products are softfloat's now."""
+    x, y = 0x7E0FFFFFFFFFFFFF, 0x41D0000000000000
+    assert call("fp_mul", DOUBLE, x, y, RNE) == (0x7FEFFFFFFFFFFFFF, 0)
+    got = host_fast(0x24, DOUBLE, x, y, 0)
+    assert got is None or got == (0x7FEFFFFFFFFFFFFF, 0)
+    assert host_fast(0x24, DOUBLE, 0x6250000000000000, 0x5D8FFFFFFFFFFFFF, 0) in (
+        None, call("fp_mul", DOUBLE, 0x6250000000000000, 0x5D8FFFFFFFFFFFFF, RNE))
+
+
 def test_a_tie_that_the_rounding_to_binary64_made_is_left_to_softfloat():
     """(1 + 2^-12)^2 + 2^-60 is just above the binary32 tie 1 + 2^-11 + 2^-24: it rounds up.
     Rounded first to binary64 it is the tie itself, which would round to even, down."""

@@ -287,6 +287,34 @@ def test_a_turn_in_vector_code_runs_exactly_its_count(vector_image, turns):
         oracle_card.stop()
 
 
+@settings(max_examples=8, deadline=None)
+@given(turns=st.lists(st.integers(1, 5000), min_size=2, max_size=8).filter(lambda t: sum(t) > 3000))
+def test_the_interpreters_blocks_stop_where_its_careful_loop_does(vector_image, turns):
+    """The interpreter runs a block at a time where its checks let it, else an instruction at
+    a time (sim/native/isa.c, run_blocks). A breakpoint anywhere (here at an address with no
+    code) makes it take every instruction the careful way. Both ways must run the same
+    instructions in C, counted the same, and hand back to the engine at the same pcs: the
+    interpreter's own counts agree at every turn's end, and so do the registers."""
+    blocks_card, blocks = _core(vector_image.value, 4096)
+    careful_card, careful = _core(vector_image.value, 4096)
+    never = np.array([8], np.uint64)  # (address 8: no code is there)
+    turn = careful.native.turn
+    turn.breakpoints = never.ctypes.data_as(type(turn.breakpoints))
+    turn.breakpoint_count = 1
+    try:
+        for count in turns:
+            blocks.run(count)
+            careful.run(count)
+            assert _vector_registers(blocks) == _vector_registers(careful)
+            ours, theirs = blocks.native.isa, careful.native.isa
+            assert (ours.interpreted, ours.episodes, ours.traps) == (theirs.interpreted, theirs.episodes, theirs.traps)
+        assert blocks.native.isa.interpreted > 0, "the interpreter never ran: the test tests nothing"
+        assert careful.native.turn.breakpoint_count == 1  # (still the careful way at the end)
+    finally:
+        blocks_card.stop()
+        careful_card.stop()
+
+
 @pytest.mark.parametrize("source, words", [("racy.c", [800, 0]), ("racy.c", [800, 1]), ("vracy.c", [30])],
                          ids=["plain", "lr-sc", "vector"])
 def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monkeypatch, source, words):

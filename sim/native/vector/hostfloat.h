@@ -137,7 +137,9 @@ static inline int host_half_mul(uint16_t a, uint16_t b, uint64_t *out, uint32_t 
    the error Knuth's TwoSum gives exactly, for a product the error Dekker's TwoProduct gives
    exactly (both without a fused multiply-add, so on any host) while nothing in them
    overflows or underflows: so operands below 2^995 in magnitude and a product of at least
-   2^-969 (= 2^(-1022 + 53)). A result that is not a normal number (tiny, infinite, or a
+   2^-969 (= 2^(-1022 + 53)) and below 2^1023 (Veltkamp's halves may round up by 2^-26 of
+   themselves: their product near the top of the range would overflow, and the error come
+   out infinite; a review found exact products there flagged inexact). A result that is not a normal number (tiny, infinite, or a
    NaN) goes to softfloat, as do NaN and infinite operands. */
 
 static inline double as_double(uint64_t x) { return as_double_bits(x); }
@@ -178,7 +180,7 @@ static inline int host_double_mul(uint64_t a, uint64_t b, uint64_t *out, uint32_
         return 1;
     }
     double magnitude = __builtin_fabs(p);
-    if (!(magnitude >= 0x1p-969 && magnitude <= 0x1.fffffffffffffp1023) || __builtin_fabs(x) >= 0x1p995 ||
+    if (!(magnitude >= 0x1p-969 && magnitude < 0x1p1023) || __builtin_fabs(x) >= 0x1p995 ||
         __builtin_fabs(y) >= 0x1p995)
         return 0;
     double xh, xl, yh, yl;

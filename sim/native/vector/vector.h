@@ -14,8 +14,8 @@
  *   fixed.c     the fixed point (saturating, averaging, vsmul, the scaling shifts, vnclip)
  *               and the narrowing shifts, with vxrm's rounding and vxsat
  *   float.c     the floating point: binary16 (Zvfh), binary32 and binary64 by SEW,
- *               through softfloat.c, binary32 under RNE through the host where provably
- *               the same (hostfloat.h)
+ *               through softfloat.c; sums and products (and binary32 multiply-adds)
+ *               under RNE through the host where provably the same (hostfloat.h)
  *   mask.c      the mask logic, vcpop, vfirst, vmsbf/vmsif/vmsof, viota and vid
  *   permute.c   the slides, vrgather, vrgatherei16, vcompress, vmv<nr>r and the moves
  *               between an element and a scalar register
