@@ -27,7 +27,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
-from tests.threads import zig_wrapper
+from tests.threads import wait_for, zig_wrapper
 
 PAGE = ROOT / "docs" / "errors.md"
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"  # empty kernels
@@ -275,14 +275,19 @@ def _slow_compiler(tmp_path: Path, monkeypatch, sleep: float) -> None:
 
 
 def _closed_while_loading(tmp_path, monkeypatch):
-    _slow_compiler(tmp_path, monkeypatch, 0.8)
+    # the compiler says it has begun, and ends only when told: the close comes while it runs
+    began, go = tmp_path / "began", tmp_path / "go"
+    waits = f"touch {began}; n=0; while [ ! -e {go} ] && [ $n -lt 60000 ]; do sleep 0.01; n=$((n+1)); done"
+    monkeypatch.setenv("KMX_CC", str(zig_wrapper(tmp_path, before=waits)))
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
     session = km.Session()
     got = {}
     loader = threading.Thread(target=lambda: got.setdefault("error", raised(lambda: session.load(program(tmp_path)))))
     loader.start()
-    time.sleep(0.3)
+    wait_for(began.exists, "the compiler began")
     session.close()
-    loader.join(60)
+    go.touch()
+    loader.join(600)
     return got["error"]
 
 

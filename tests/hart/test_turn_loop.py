@@ -61,6 +61,7 @@ def test_a_run_whose_turns_run_in_c_stops_and_says_where_its_cores_are(tmp_path)
         run = session.load(program_for("forever.c", tmp_path, cores=4))
         cores = machine_cluster(run, 1).cores
         wait_for(lambda: sum(core.cycles for core in cores) > 10**5, "a hundred thousand instructions")
+        places = machine_cluster(run, 1).places()
         try:
             run.thread_result(timeout=0.2)
         except TimeoutError as error:
@@ -68,6 +69,8 @@ def test_a_run_whose_turns_run_in_c_stops_and_says_where_its_cores_are(tmp_path)
         run.stop()
     assert said.count("running") + said.count("ready, waiting for its turn") == 4, said
     assert run.stopped and len(run.schedule.turns) > 1000
+    # asked while the loop runs, each core is somewhere in the loop's own source
+    assert all(frame is not None and frame.source.file.endswith("forever.c") for _, _, frame, _ in places), places
 
 
 def _racy_run(tmp_path, poll: bool, trace: bool, schedule=None):
@@ -109,6 +112,10 @@ def test_asking_where_the_cores_are_does_not_change_the_run(tmp_path, trace):
     looked, looked_schedule, said = _racy_run(tmp_path, poll=True, trace=trace)
     assert looked == quiet
     assert looked_schedule.turns == schedule.turns
-    assert any(frame is not None and frame.source is not None and frame.source.file.endswith("racy.c") for frame in said)
+    # (how many peeks land while the cores run depends on the host's threads, so none may;
+    # that a peek names the core's line is the test above's, which waits for the run):
+    # a core seen is in the program, its runtime (start.S) or its C library (a barrier's atomics)
+    files = {frame.source.file for frame in said if frame is not None and frame.source is not None}
+    assert all(f.endswith("racy.c") or "kmx_runtime" in f or "/musl/" in f for f in files), files
     replayed, _, _ = _racy_run(tmp_path, poll=False, trace=trace, schedule=looked_schedule)
     assert replayed == quiet
