@@ -1,9 +1,10 @@
 """Finding known races with km.explore: schedules until the first failure, and speed.
 
-Six known bugs (bench/races/*.c): a lost update, a missing barrier before reading other
+Seven known bugs (bench/races/*.c): a lost update, a missing barrier before reading other
 cores' results, message passing through a flag without an atomic or a fence, a broken
-ticket lock, double-checked initialisation, and a race through DRAM bank D7 between the
-threads of clusters 2 and 3. For each, under "random" (turns of 1 to 2 x 2,000 - 1
+ticket lock, double-checked initialisation, a race through DRAM bank D7 between the
+threads of clusters 2 and 3, and a frame from the Tensix side (a stand-in,
+program.noc_agent) read without an invalidate after its flag. For each, under "random" (turns of 1 to 2 x 2,000 - 1
 instructions drawn log-uniformly, Session's default quantum; --quantum) and "pct" (depth
 3): how many schedules ran up to and with the first that failed, the median over --seeds
 exploration seeds (a search that found nothing in --schedules counts as --schedules + 1,
@@ -141,6 +142,27 @@ def d7_race_check(run) -> None:
     assert total == 2 * D7_INCREMENTS, f"the counter in bank D7 is {total}, not {2 * D7_INCREMENTS}"
 
 
+FRAME_WORDS = 64
+
+
+def _tensix_frame(noc) -> None:
+    """The Tensix side of stale_frame.c: a frame of 1 to 64 into DRAM, then its flag."""
+    noc.write("frame", 0, np.arange(1, FRAME_WORDS + 1, dtype=np.uint32))
+    noc.write("flags", 0, np.uint32([1]))
+
+
+def stale_frame() -> km.Program:
+    program = _program("stale_frame", cores=1, regions={"frame": 4 * FRAME_WORDS, "flags": 64})
+    program.noc_agent("tensix", _tensix_frame, cluster=1)
+    return program
+
+
+def stale_frame_check(run) -> None:
+    total = int(_final(run)[0])
+    expected = FRAME_WORDS * (FRAME_WORDS + 1) // 2
+    assert total == expected, f"the thread summed {total}, not {expected}: it read the frame's old lines from the cache"
+
+
 @dataclass(frozen=True)
 class Bug:
     name: str
@@ -155,6 +177,7 @@ BUGS = [
     Bug("broken ticket lock", ticket_lock, ticket_lock_check),
     Bug("double-checked init", double_checked, double_checked_check),
     Bug("D7 race, clusters 2 and 3", d7_race, d7_race_check),
+    Bug("frame read without an invalidate", stale_frame, stale_frame_check),
 ]
 
 

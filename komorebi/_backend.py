@@ -14,6 +14,7 @@ backend, the default; a real card would be another, and tests use a small fake.
     machine.findings()                   the coherence findings
     machine.pictures()                   each region line's story, for the picture
     machine.output(cluster)              what the thread printed, and the host's trouble
+    machine.agents(cluster)              the Tensix stand-ins (ThreadSpec.agents): what each did
 
 What crosses the seam is plain data: numbers, strings, numpy arrays, Options below and
 the dataclasses of komorebi._records, which both sides import (the machine makes its
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from komorebi._profile import Profile
     from komorebi._records import (
-        CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture, ThreadSpec,
+        AgentReport, CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture, ThreadSpec,
     )
     from komorebi._schedule import Schedule
 
@@ -81,6 +82,7 @@ class Machine(Protocol):
     def profile(self) -> "Profile | None": ...  # (after stop; None unless Options.profile)
     def story(self) -> CacheStory: ...  # (after stop)
     def schedule(self) -> "tuple[list[tuple[int, int, int]], dict[int, int]]": ...  # (after stop) turns, instructions
+    def agents(self, cluster: int) -> "list[AgentReport]": ...  # the Tensix stand-ins of ThreadSpec.agents, in order
 
 
 class Backend(Protocol):

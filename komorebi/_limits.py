@@ -14,4 +14,5 @@ MAX_WORDS = 64
 DEFAULT_HEAP_BYTES = 64 << 20  # bytes
 DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
 MAX_QUANTUM = 2**31  # the longest turn a quantum can ask for
+MAX_AGENTS = 4  # Tensix stand-ins (Program.noc_agent) a cluster may have
 OUTPUT_KEPT = 1 << 20  # characters of a thread's latest output lines kept, by default

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import warnings
 from os import PathLike
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from komorebi._errors import NotSimulatedWarning
 from komorebi._records import ThreadSpec
-from komorebi._limits import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
+from komorebi._limits import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_AGENTS, MAX_REGIONS, MAX_WORDS, PAGE
 
 KERNEL_SUFFIXES = (".cpp", ".cc", ".c", ".cxx")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -143,6 +144,43 @@ class Program:
             cluster, tuple(checked_sources), tuple(checked_regions), tuple(checked_words), cores, heap
         )
 
+    def noc_agent(self, name: str, function: Callable, *, cluster: int) -> None:
+        """Add a Tensix stand-in on CLUSTER: FUNCTION(noc), a Python function that plays a
+        Tensix core's data-movement kernel against the cluster's DRAM while the thread
+        runs. Its `noc.read`, `noc.write` and `noc.wait` reach the thread's regions, by
+        name, past the X280's cache; each call is a step of the cluster's deterministic
+        schedule. Simulator-only: on a card, real Tensix kernels stand here. NAME is how
+        `run.agent(name)` finds what it returned or raised. Add the cluster's thread
+        first; a cluster has at most 4 stand-ins.
+
+        >>> def producer(noc):
+        ...     noc.write("frames", 0, np.arange(1024, dtype=np.uint32))
+        ...     noc.write("flags", 0, np.uint32([1]))
+        >>> program.noc_agent("producer", producer, cluster=1)
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if not name:
+            raise ValueError("name must not be empty")
+        if not callable(function):
+            raise TypeError(f"function must be a callable taking the noc, not {type(function).__name__}")
+        cluster = _int(cluster, "cluster")
+        if not 0 <= cluster < CLUSTERS:
+            raise ValueError(f"cluster must be 0 to {CLUSTERS - 1}, not {cluster}")
+        if any(agent == name for spec in self.threads.values() for agent, _ in spec.agents):
+            raise ValueError(f"program {self.name!r} has an agent named {name!r} already; each agent's name is its own")
+        spec = self.threads.get(cluster)
+        if spec is None:
+            clusters = sorted(self.threads)
+            has = f"its threads are on clusters {clusters}" if clusters else "it has no thread yet"
+            raise ValueError(
+                f"noc_agent: cluster {cluster} has no thread in program {self.name!r} ({has}); an agent "
+                "plays the Tensix side of a thread's regions: add the thread with program.thread(cluster="
+                f"{cluster}, ...) first"
+            )
+        if len(spec.agents) >= MAX_AGENTS:
+            raise ValueError(f"noc_agent: cluster {cluster} has {MAX_AGENTS} agents already, the most a cluster may have")
+        self.threads[cluster] = dataclasses.replace(spec, agents=(*spec.agents, (name, function)))
 
     def write_compile_commands(self, folder: str | PathLike | None = None) -> Path:
         """Write compile_commands.json for the program's thread sources into FOLDER (by

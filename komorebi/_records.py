@@ -37,6 +37,29 @@ class ThreadSpec:
     words: tuple[int, ...]
     cores: int
     heap: int
+    agents: tuple[tuple[str, Any], ...] = ()  # (name, function) of each Tensix stand-in (Program.noc_agent)
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    """A Tensix stand-in of a run (program.noc_agent), as `run.agent(name)` reports it:
+    what its function returned (RESULT) or raised (ERROR, with its traceback), whether it
+    is DONE, how many STEPS (noc calls, and its start) it took, and what it is DOING, at
+    FILE:LINE of its own Python where that is known."""
+
+    name: str
+    cluster: int
+    done: bool
+    result: Any
+    error: BaseException | None
+    steps: int
+    doing: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        at = f", at {self.file}:{self.line}" if self.file else ""
+        return f"agent {self.name!r}: {self.doing}{at}"
 
 
 @dataclass(frozen=True)
@@ -93,10 +116,13 @@ class Finding:
     """One coherence mistake of a thread: what, where in the region, where in the source.
 
     `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes",
-    "flush-wrote-stale-bytes", "stale-read" or "mixed-alias"; `start` and `end` are byte offsets in the region (end
-    exclusive), the span of every byte the mistake touched; `file` and `line` are the
-    source line of its first occurrence; `message` says what went wrong and what the fix
-    is.
+    "flush-wrote-stale-bytes", "stale-read", "mixed-alias" or "noc-read-unflushed"; `start`
+    and `end` are byte offsets in the region (end exclusive), the span of every byte the
+    mistake touched; `file` and `line` are the thread's source line of its first
+    occurrence; `message` says what went wrong and what the fix is. Where a Tensix
+    stand-in (program.noc_agent) took part, `agent` names it and `agent_file` and
+    `agent_line` are the Python line of its noc call: the noc.write under a stale read,
+    the noc.read of bytes a core had not flushed.
 
     >>> run.stop()
     >>> for finding in run.findings:
@@ -113,6 +139,9 @@ class Finding:
     file: str | None
     line: int | None
     message: str
+    agent: str | None = None
+    agent_file: str | None = None
+    agent_line: int | None = None
 
     @property
     def where(self) -> str:

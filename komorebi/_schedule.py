@@ -11,7 +11,8 @@ A schedule is one of:
   (docs/finding-races.md);
 - `Schedule(turns=...)`: a list of turns, (cluster, core, instructions) each, run in
   order, then round robin at QUANTUM. This is what a run records (`Run.schedule`) and
-  what km.explore reports: any run replays from it, whatever strategy chose it.
+  what km.explore reports: any run replays from it, whatever strategy chose it. A core
+  of 4 or more is a Tensix stand-in's step (Program.noc_agent: 4 plus its index), of 1.
 
 Under every schedule, clusters 2 and 3 (which share DRAM bank D7) take their turns on
 one host thread, so that a race between them replays too.
@@ -110,12 +111,12 @@ class Schedule:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def pct(cls, seed: int, depth: int = 3, instructions: dict[int, int] | None = None) -> "Schedule":
+    def pct(cls, seed: int, depth: int = 3, instructions: "dict[int, int] | tuple[tuple[int, int], ...] | None" = None) -> "Schedule":
         """PCT of DEPTH: random priorities and DEPTH - 1 change points among the
         INSTRUCTIONS each cluster ran from kmx_main on (a first run's
         `Run.schedule.instructions`; without them, the change points all fall at the
         first instruction, and the priorities alone choose)."""
-        return cls("pct", seed=seed, depth=depth, instructions=tuple((instructions or {}).items()))
+        return cls("pct", seed=seed, depth=depth, instructions=tuple(dict(instructions or {}).items()))
 
     @property
     def switches(self) -> int:

@@ -22,7 +22,7 @@ from komorebi._cache_story import cache_story_html
 from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._profile import Profile
 from komorebi._program import Program
-from komorebi._records import CacheCounts, CorePlace, FaultReport, Finding, Handed
+from komorebi._records import AgentReport, CacheCounts, CorePlace, FaultReport, Finding, Handed
 from komorebi._results import ThreadResult
 from komorebi._schedule import Schedule, check_quantum
 from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
@@ -99,6 +99,12 @@ def _trace_path(trace: Any) -> Path | None:
     if not path.parent.is_dir():
         raise ValueError(f"trace: the folder {str(path.parent)!r} does not exist")
     return path
+
+
+def _agents(machine: Machine, cluster: int) -> list[AgentReport]:
+    """CLUSTER's Tensix stand-ins, as the machine reports them ([] for a backend without any)."""
+    agents = getattr(machine, "agents", None)
+    return agents(cluster) if agents is not None else []
 
 
 class Threads(dict):
@@ -221,6 +227,13 @@ class Thread:
                     "handed another result"
                 )
             places = "".join(f"\n  {_where(place)}" for place in self._machine.places(self.cluster))
+            agents = _agents(self._machine, self.cluster)
+            places += "".join(f"\n  {agent}" for agent in agents)
+            failed = [agent for agent in agents if agent.error is not None]
+            if failed:
+                places += (f"\nagent{'s' if len(failed) > 1 else ''} {', '.join(repr(a.name) for a in failed)} "
+                           "failed: a core waiting for what it would have written waits for ever "
+                           "(run.agent(name).error has the exception and its traceback)")
             raise TimeoutError(f"the thread on cluster {self.cluster} handed no result in {timeout} s{places}")
         if item.fault is not None:
             raise self._fault_of(item)
@@ -297,8 +310,28 @@ class Run:
     def stop(self) -> None:
         """Halt whatever still runs and hand the regions back (in "card" mode). Each
         coherence finding is then issued as a km.CoherenceWarning. Idempotent, and safe
-        from several Python threads: each returns once the regions are handed back."""
+        from several Python threads: each returns once the regions are handed back. When
+        every thread has ended, the Tensix stand-ins (program.noc_agent) still going finish
+        first; a stand-in stopped before it returned has `error` AgentStopped."""
         self._loaded.stop()
+
+    def agent(self, name: str) -> AgentReport:
+        """The Tensix stand-in NAME (program.noc_agent) as it is now: what its function
+        returned (`result`) or raised (`error`, with its traceback), and `done`. Read it
+        after run.stop() for its last word.
+
+        >>> run.stop()
+        >>> frames_seen = run.agent("producer").result
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be an agent's name (str), not {type(name).__name__}")
+        self._loaded.check_process()
+        found = [agent for cluster in sorted(self.threads) for agent in _agents(self._loaded.machine, cluster)]
+        for agent in found:
+            if agent.name == name:
+                return agent
+        names = ", ".join(repr(agent.name) for agent in found) or "none (program.noc_agent adds one)"
+        raise KeyError(f"no agent {name!r} in this run; its agents are {names}")
 
     @property
     def findings(self) -> list[Finding]:

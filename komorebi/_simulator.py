@@ -13,7 +13,7 @@ from komorebi import _limits
 from komorebi._errors import CompileError
 from komorebi._cache_map import cache_report
 from komorebi._profile import Profile
-from komorebi._records import CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture
+from komorebi._records import AgentReport, CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.image.elf import ImageError, load_image
@@ -88,7 +88,7 @@ class Simulator:
         try:
             for spec in sorted(threads, key=lambda t: t.cluster):
                 card.place_thread(spec.cluster, images[spec.cluster], spec.regions, spec.words, spec.cores,
-                                  shares_bank=spec.cluster in sharing, heap=spec.heap)
+                                  shares_bank=spec.cluster in sharing, heap=spec.heap, agents=spec.agents)
         except BaseException as error:
             card.stop()  # frees what was placed
             if isinstance(error, BuildError):  # the simulator's own hooks could not be built
@@ -172,6 +172,9 @@ class SimulatedRun:
 
     def output(self, cluster: int) -> Output:
         return self._card.output(cluster)
+
+    def agents(self, cluster: int) -> list[AgentReport]:
+        return self._card.agents(cluster)
 
 
 def _monitor(card: Card, number: int, words: list[str]) -> str:

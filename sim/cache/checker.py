@@ -9,6 +9,11 @@ and kind, named in the user's own source line and explained.
 | flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
 | stale-read | a core reads bytes of a stale line that it did not write: in strict mode, a line cached before Python wrote the region, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store wrote to DRAM under a line the cache held |
 | mixed-alias | a line is touched through the cached alias and through the uncached one |
+| noc-read-unflushed | a Tensix stand-in's noc.read (sim.noc.agent) reads bytes a core wrote and has not flushed: it gets DRAM's old bytes |
+
+A stand-in's noc.write under a line the cache holds makes the line stale, as an uncached
+store does: a core's read of it before an invalidate is a stale-read, which names the
+stand-in and its Python line.
 
 Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
 the checker costs nothing on the fast path. A page read before any invalidate is watched
@@ -23,6 +28,7 @@ an unflushed write is only known to be one when the thread ends.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
@@ -42,8 +48,9 @@ INVALIDATE_DROPPED_WRITES = "invalidate-dropped-writes"
 FLUSH_WROTE_STALE_BYTES = "flush-wrote-stale-bytes"
 STALE_READ = "stale-read"
 MIXED_ALIAS = "mixed-alias"
+NOC_READ_UNFLUSHED = "noc-read-unflushed"
 KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
-         MIXED_ALIAS)
+         MIXED_ALIAS, NOC_READ_UNFLUSHED)
 
 
 def _at(source) -> str:
@@ -109,6 +116,9 @@ class Checker:
         self._regions: dict[int, "Region"] = {}
         self._others: dict[tuple[int, str], list[tuple[int, int, int]]] = {}
         self.on_change: Callable[[Finding], None] | None = None  # told of a finding settle changed
+        # region ID: the Tensix stand-ins' writes to its DRAM, in order: (span start, end,
+        # stand-in, its file, its line) (sim.noc.agent)
+        self._noc_writes: dict[int, list[tuple[int, int, str, str | None, int | None]]] = {}
 
     def has(self, region: "Region", kind: str) -> bool:
         return (region.id, kind) in self._found
@@ -263,6 +273,46 @@ class Checker:
             ),
         )
 
+    def noc_wrote(self, region: "Region", start: int, end: int, agent: str, file: str | None, line: int | None) -> None:
+        """Tensix stand-in AGENT's noc.write at FILE:LINE wrote [START, END) of REGION's span
+        to DRAM (a stale read of those bytes names it)."""
+        self._noc_writes.setdefault(region.id, []).append((start, end, agent, file, line))
+
+    def _noc_writer(self, region: "Region", offset: int):
+        """The last stand-in's write that covered OFFSET of REGION's span: (name, file, line), or None."""
+        for start, end, agent, file, line in reversed(self._noc_writes.get(region.id, ())):
+            if start // LINE <= offset // LINE < -(-end // LINE):
+                return agent, file, line
+        return None
+
+    def unflushed_read(self, region: "Region", lines: np.ndarray, agent: str, file: str | None,
+                       line: int | None) -> None:
+        """Tensix stand-in AGENT's noc.read at FILE:LINE read LINES of REGION from DRAM while a
+        core's writes to them were still dirty in the cache."""
+        start, end = self._line_range(region, lines)
+        if start >= end:
+            return
+        key = (region.id, NOC_READ_UNFLUSHED)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        core, source = self._writer(region, lines)
+        who = f"core {core}" if core is not None else "the thread"
+        wrote = f" at line {source.line}" if source is not None else ""
+        at = f" at {PurePath(file).name}:{line}" if file else ""
+        self._record(
+            key, core or 0, region, start, end, source,
+            lambda start, end: (
+                f"agent {agent!r} read region {region.name!r} ({_bytes(start, end, region.size)}) from "
+                f"DRAM{at} (noc.read), but {who} had written those bytes{wrote} and not flushed them: "
+                "they were still dirty in the X280's cache, so the agent read DRAM's old bytes. A "
+                "Tensix core reads DRAM past that cache. Call "
+                f"kmx_flush({region.id}) after the last write and before the thread says the data "
+                "is ready (before it writes or flushes its flag)."
+            ),
+            agent=(agent, file, line),
+        )
+
     def _stale_bytes_read(self, region: "Region", offset: int, size: int, core: "Core | None") -> None:
         """CORE read a stale line of REGION whose stale bytes are [OFFSET, OFFSET + SIZE) of the span."""
         start, end = self._clip(region, offset, offset + size)
@@ -276,6 +326,10 @@ class Checker:
         number, source = self._here(core, pc)
         where = _at(source)
         uncached = region.cache.uncached_used and bool(region.cache.uc_stale_at(offset))
+        writer = self._noc_writer(region, offset) if uncached else None
+        if writer is not None:
+            self._noc_stale_read(key, region, start, end, number, source, writer)
+            return
         why = ("while an uncached store wrote DRAM under them" if uncached else
                "from before Python wrote the region")
         fix = (f"Drop the lines after an uncached store (kmx_invalidate({region.id}), or "
@@ -293,6 +347,25 @@ class Checker:
                    "the cache held them.")
                 + f" {fix}"
             ),
+        )
+
+    def _noc_stale_read(self, key, region: "Region", start: int, end: int, number: int, source, writer) -> None:
+        """Core NUMBER read at SOURCE stale bytes [START, END) of REGION that Tensix
+        stand-in WRITER (name, file, line) had written to DRAM under the cached lines."""
+        agent, file, line = writer
+        where = _at(source)
+        at = f" at {PurePath(file).name}:{line}" if file else ""
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"core {number} read stale bytes of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}){' ' + where.strip() if where else ''}: agent "
+                f"{agent!r} had written them to DRAM{at} (noc.write), past the X280's cache, while the "
+                "cache held those lines from before, so the core read the cache's old bytes instead of "
+                f"DRAM's new ones. Call kmx_invalidate({region.id}) after the thread sees that the data "
+                "is ready (its flag) and before it reads the data."
+            ),
+            agent=writer,
         )
 
     def _writer(self, region: "Region", lines: np.ndarray):
@@ -434,14 +507,15 @@ class Checker:
         return self._clip(region, int(lines.min()) * LINE, (int(lines.max()) + 1) * LINE)
 
     def _record(self, key, core: int, region: "Region", start: int, end: int, source,
-                message: Callable[[int, int], str]) -> None:
+                message: Callable[[int, int], str], agent: tuple | None = None) -> None:
         self._explain[key] = message
+        name, agent_file, agent_line = agent or (None, None, None)
         found = self._found[key] = Finding(
             kind=key[1], cluster=self.number, core=core, region=region.name,
             region_id=region.id, start=start, end=end,
             file=source.file if source is not None else None,
             line=source.line if source is not None else None,
-            message=message(start, end),
+            message=message(start, end), agent=name, agent_file=agent_file, agent_line=agent_line,
         )
         if self.on_finding is not None:
             self.on_finding(found)

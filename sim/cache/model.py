@@ -484,6 +484,15 @@ class CachedRegion:
         found = [self._dirty_in(*run) for run in self._written_runs()]
         return np.concatenate(found) if found else _NO_LINES
 
+    def dirty_lines_in(self, start: int, end: int) -> np.ndarray:
+        """The dirty lines among those of bytes [START, END) of the span (a Tensix
+        stand-in's noc.read: sim.noc.agent); none at once where no page of them was written."""
+        first, last = start // PAGE, -(-end // PAGE)
+        if not self._writable[first:last].any():
+            return _NO_LINES
+        lines = self.dirty_lines()
+        return lines[(lines >= start // LINE) & (lines < -(-end // LINE))]
+
     def dram_as_on_a_card(self) -> np.ndarray:
         """A copy of what a card's DRAM holds now. Direct, DRAM is the view: the dirty
         lines' clean bytes stand in for them (elsewhere DRAM is its own storage)."""

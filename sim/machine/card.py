@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from ..._records import (
-    CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
+    AgentReport, CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
 )
 from ..kmx import console
 from .cluster import Cluster
@@ -42,7 +42,7 @@ from ..layout import DEFAULT_HEAP_BYTES, SHARES
 from ..image.elf import ThreadImage
 from ..kmx.outbox import Outbox
 from . import schedule as scheduling
-from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, key
+from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, is_agent, key
 from ..debug.control import Attached
 from ..debug.stub import DebugOptions, GdbStub
 from ..observe import timeline
@@ -127,17 +127,22 @@ class Card:
         cores: int,
         shares_bank: bool = False,
         heap: int = DEFAULT_HEAP_BYTES,
+        agents: Sequence[tuple[str, object]] = (),
     ) -> Cluster:
         """Place a thread on CLUSTER. SHARES_BANK: another thread of the card will reach
-        its regions (`bank_sharers`), so its cache copies (sim.cache.model)."""
+        its regions (`bank_sharers`), so its cache copies (sim.cache.model). AGENTS:
+        (name, function) of each Tensix stand-in of the cluster (sim.noc.agent)."""
         share = SHARES[cluster]
         debugged = self.debug is not None and self.stub is None
         placed = Cluster(
             cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), None,
             self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
-            self.profiled, self.trace is not None, scheduled=self.plan.groups_clusters,
+            self.profiled, self.trace is not None,
+            scheduled=self.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
         )
         self.clusters[cluster] = placed
+        for name, function in agents:
+            placed.add_agent(name, function).on_deadline = self._wake_up
         if debugged:
             self.stub = GdbStub(placed, self.debug, self._stopping)
             placed.debugger = Attached(placed, self.stub)
@@ -166,7 +171,8 @@ class Card:
             if not _stop_at_exit:
                 _stop_at_exit.append(atexit.register(_stop_live_cards))
             for group in self.groups():
-                schedule = Schedule(self.plan, [c.number for c in group], [key(core) for c in group for core in c.cores])
+                schedule = Schedule(self.plan, [c.number for c in group],
+                                    [key(p) for c in group for p in (*c.cores, *c.agents)])
                 for cluster in group:
                     cluster.schedule = schedule
                     if len(group) > 1:  # (a stall of one would stop both: _schedule)
@@ -238,10 +244,13 @@ class Card:
         # trace's turns and gdb's are Python's, and so are pct's choices.
         native = (schedule.native is not None and scheduling.TURN_LOOP_IN_C
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
-        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores]) if native else None
+        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores],
+                        [agent for cluster in clusters for agent in cluster.agents]) if native else None
         while live and not self._stopping.is_set():
             ready = [core for cluster in live for core in cluster.runnable()]
-            if not ready:  # paused until Python takes a submission
+            if not ready and any(cluster.unanswerable_wait() for cluster in live):
+                continue  # (a stand-in's wait that nothing can answer fails: its step raises)
+            if not ready:  # paused until Python takes a submission (or a stand-in's wait times out)
                 if not live[0].debugger.idle():  # (a debugged cluster is alone in its group)
                     break
                 with self._wake:
@@ -260,13 +269,18 @@ class Card:
                 core, count, before, error = turn
             else:
                 core, count = schedule.next_turn(ready)
-                before, error = core.cycles, None
+                before, error = (0 if is_agent(core) else core.cycles), None
             cluster = by_number[core.context.cluster]
-            if not self._turn(cluster, core, count, error):
-                break
-            schedule.ran(core, count, core.cycles - before)
+            if is_agent(core):  # a Tensix stand-in's step (sim.noc.agent)
+                core.step(cluster.agent_call)
+                schedule.ran(core, 1, 1)
+            else:
+                if not self._turn(cluster, core, count, error):
+                    break
+                schedule.ran(core, count, core.cycles - before)
             self._after_turn(cluster)
-            live = [c for c in live if not c.ended]
+            # (after the thread's end its stand-ins go on alone, until each has returned)
+            live = [c for c in live if not c.ended or c.agents_live]
 
     @staticmethod
     def _turn(cluster: Cluster, core, count: int, error: int | None = None) -> bool:
@@ -287,6 +301,15 @@ class Card:
             cluster.observers.turn_ends(core)
         return True
 
+    def _wake_up(self) -> None:
+        """A stand-in's noc.wait timed out (sim.noc.agent): the host threads look again."""
+        for cluster in list(self.clusters.values()):
+            loop = cluster.loop
+            if loop is not None:
+                loop.ask()
+        with self._wake:
+            self._wake.notify_all()
+
     def _after_turn(self, cluster: Cluster) -> None:
         """After a turn of CLUSTER's: end it if its cores are done or stuck."""
         if cluster.ended:
@@ -300,6 +323,8 @@ class Card:
         """Nothing will run on CLUSTER again: hand back what is still cached (prints what
         is pending; nothing if already ended), free the engines, wake Python."""
         try:
+            for agent in cluster.agents:  # (a stand-in still at a call raises AgentStopped there)
+                agent.stop()
             cluster.end()
         except BaseException as error:
             self._failed(cluster, error)
@@ -327,6 +352,7 @@ class Card:
         Returns once every host thread is gone. Idempotent."""
         if self.foreign:
             return
+        self._let_agents_finish()
         self._stopping.set()
         self._join()
         with self._lock:
@@ -353,6 +379,15 @@ class Card:
             timeline.write(self.trace, timelines)
         except OSError as error:
             raise OSError(error.errno, f"the trace could not be written to {str(self.trace)!r}: {error.strerror}") from None
+
+    def _let_agents_finish(self) -> None:
+        """When every thread has ended, the Tensix stand-ins still going finish first, so
+        that what they return does not depend on when stop() came: nothing but them runs,
+        and a wait nothing can answer fails at once (sim.noc.agent)."""
+        while (any(t.is_alive() for t in self._threads) and self.clusters
+               and all(c.ended for c in self.clusters.values())):
+            for thread in self._threads:
+                thread.join(0.05)
 
     def _join(self) -> None:
         # An interrupt that comes just before a core's engine starts is lost (the engine
@@ -476,6 +511,15 @@ class Card:
             if story.stopped:
                 stopped.append(f"cluster {number}: {story.stopped}")
         return CacheStory(tuple(start), tuple(steps), "; ".join(stopped))
+
+    def agents(self, cluster: int) -> list[AgentReport]:
+        """CLUSTER's Tensix stand-ins (sim.noc.agent), in the program's order."""
+        out = []
+        for agent in self.clusters[cluster].agents:
+            doing, file, line = agent.place()
+            out.append(AgentReport(agent.name, cluster, agent.done, agent.result, agent.error, agent.steps, doing,
+                                   file, line))
+        return out
 
     def output(self, cluster: int) -> Output:
         """What CLUSTER's thread printed (sim.kmx.console)."""

@@ -8,6 +8,7 @@ faults.
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ from ..observe.story import Story
 from ..observe.timeline import Timeline
 from ..observe.observers import Observers
 from ..debug.control import Unattended
+from ..native import hooks
+from ..noc.agent import STEPS_AFTER_END, Agent, Call
 from .schedule import Plan, Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
@@ -237,6 +240,84 @@ class Cluster:
         self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
         self.checker.on_finding = self.observers.finding
         self.checker.on_change = self.observers.finding_changed
+        self.agents: list[Agent] = []  # the Tensix stand-ins (sim.noc.agent), in the program's order
+
+    def add_agent(self, name: str, function) -> Agent:
+        """A Tensix stand-in of this cluster's (sim.noc.agent), placed before the run starts."""
+        agent = Agent(name, function, self, len(self.agents))
+        self.agents.append(agent)
+        return agent
+
+    @property
+    def agents_live(self) -> bool:
+        return any(not agent.done for agent in self.agents)
+
+    # -- a stand-in's step: its noc call, on the host thread --------------------------------
+
+    def agent_call(self, agent: Agent, call: Call):
+        """Do CALL, AGENT's noc call (sim.noc.agent.Agent.step): return its value, or raise
+        what the function sees at the call."""
+        if self.ended:
+            agent.steps_after_end += 1
+            if agent.steps_after_end > STEPS_AFTER_END:
+                raise RuntimeError(
+                    f"agent {agent.name!r} made {STEPS_AFTER_END:,} noc calls after the thread ended; it was "
+                    "stopped (nothing but the stand-ins runs then: a stand-in that polls for ever would keep "
+                    "run.stop() waiting)"
+                )
+        if call.what == "raise":
+            raise call.error
+        region = call.region
+        at = region.offset + call.offset
+        state = ctypes.byref(region.cache.state)
+        if call.what == "read":
+            out = np.empty(call.size, np.uint8)
+            hooks.library().noc_read(state, at, call.size, out.ctypes.data)
+            self.observers.agent_step(agent, call)
+            lines = region.cache.dirty_lines_in(at, at + call.size)
+            if lines.size:
+                self.checker.unflushed_read(region, lines, agent.name, call.file, call.line)
+            return out
+        if call.what == "write":
+            if not region.cache.uncached_used:  # its lines are known one by one from now on (watch.c)
+                region.cache.start_uncached()
+                self._forget_translations()
+            data = np.frombuffer(call.data, np.uint8)
+            hooks.library().dram_store(state, at, call.size, data.ctypes.data, 0)
+            self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
+            self.observers.agent_step(agent, call)
+            return None
+        # a wait: DRAM holds the value (the schedule chose the step for it), or its time is up
+        now = np.empty(call.size, np.uint8)
+        hooks.library().noc_read(state, at, call.size, now.ctypes.data)
+        if int.from_bytes(now.tobytes(), "little") != call.value:
+            raise TimeoutError(
+                f"noc.wait: DRAM did not hold {call._shown()!r} at byte {call.offset} of region "
+                f"{region.name!r} within the timeout (it holds {now.view(call.dtype)[0].item()!r})"
+            )
+        self.observers.agent_step(agent, call)
+        return now.view(call.dtype)[0]
+
+    def agents_ready(self) -> list[Agent]:
+        """The stand-ins whose step can run now (sim.noc.agent.Agent.ready)."""
+        return [agent for agent in self.agents if agent.ready()]
+
+    def unanswerable_wait(self) -> Agent | None:
+        """A stand-in waiting for DRAM that nothing is left to write: every core has
+        returned (or the thread has ended) and no stand-in is ready. Its wait fails, the
+        first one's: it may write what the others wait for."""
+        if not self.agents or not (self.ended or self.all_exited):
+            return None
+        if any(agent.ready() for agent in self.agents):
+            return None
+        agent = next((a for a in self.agents if a.waiting), None)
+        if agent is not None:
+            call = agent.pending
+            agent.fail_wait(RuntimeError(
+                f"noc.wait: DRAM will never hold {call._shown()!r} at byte {call.offset} of region "
+                f"{call.region.name!r}: the thread has ended, and no other stand-in is left to write it"
+            ))
+        return agent
 
     def share_bank_with(self, other: "Cluster") -> None:
         """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
@@ -435,7 +516,7 @@ class Cluster:
                 return []
             if core.state == READY and not core.parked:
                 out.append(core)
-        return out
+        return out + self.agents_ready()
 
     def deadlock(self) -> CoreFault | None:
         """A fault when the cores left can never run again: they wait in kmx_barrier for

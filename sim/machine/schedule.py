@@ -51,6 +51,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..layout import CORES_PER_CLUSTER
 from ..native import hooks
 
 DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
@@ -87,8 +88,13 @@ class Plan:
 
 
 def key(core) -> tuple[int, int]:
-    """A core's place in turn order: (cluster, core)."""
+    """A core's place in turn order: (cluster, core); a Tensix stand-in's (sim.noc.agent)
+    after its cluster's cores: (cluster, CORES_PER_CLUSTER + its index)."""
     return core.context.cluster, core.number
+
+
+def is_agent(participant) -> bool:
+    return participant.number >= CORES_PER_CLUSTER
 
 
 class Schedule:
@@ -132,6 +138,9 @@ class Schedule:
         group.strategy = {"round robin": hooks.PLAN_ROUND_ROBIN, "random": hooks.PLAN_RANDOM,
                           "replay": hooks.PLAN_REPLAY}[plan.strategy]
         group.quantum, group.last, group.count, group.running = plan.quantum, -1, len(self.keys), -1
+        agents = [i for i, (_, number) in enumerate(self.keys) if number >= CORES_PER_CLUSTER]
+        group.agents, group.agents_live = sum(1 << i for i in agents), len(agents)
+        self._waits = (hooks.AgentWait * max(len(self.keys), 1))()  # (the turn loop's: TurnLoop)
         if plan.strategy == "random":  # (the name as before groups)
             _, state, _ = random.Random(f"komorebi-sim schedule {plan.seed} cluster {first}").getstate()
             group.mt[:] = state[:hooks.MT_N]
@@ -206,6 +215,8 @@ class Schedule:
         """pct's choice (see the module's text)."""
         others = [c for c in ready if key(c) not in self._yielded]  # (a yield gives turns away)
         core = max(others or ready, key=lambda c: self._priority.get(key(c), 0))
+        if is_agent(core):
+            return core, 1
         count = self._patience
         if self._changes and not self._starting:
             count = min(count, max(1, self._changes[0][0] - self._steps()))
@@ -258,30 +269,43 @@ class TurnLoop:
     their turns until one needs Python, which then finishes that turn as its own
     (sim.machine.card)."""
 
-    def __init__(self, schedule: Schedule, cores: Sequence) -> None:
-        by_key = {key(core): core for core in cores}
+    def __init__(self, schedule: Schedule, cores: Sequence, agents: Sequence = ()) -> None:
+        by_key = {key(p): p for p in (*cores, *agents)}
         self.schedule = schedule
-        self.cores = [by_key[k] for k in schedule.keys]
+        self.participants = [by_key[k] for k in schedule.keys]  # by the group's index
+        self._cores = [(i, p) for i, p in enumerate(self.participants) if not is_agent(p)]
+        self._agents = [(i, p) for i, p in enumerate(self.participants) if is_agent(p)]
+        self.cores = [p for _, p in self._cores]
+        self._bit = {id(p): 1 << i for i, p in enumerate(self.participants)}
         group = schedule.native
-        self._pointers = (ctypes.c_void_p * len(self.cores))(*(ctypes.addressof(c.native) for c in self.cores))
+        self._pointers = (ctypes.c_void_p * len(self.participants))(
+            *(None if is_agent(p) else ctypes.addressof(p.native) for p in self.participants))
         group.cores = ctypes.cast(self._pointers, ctypes.POINTER(ctypes.c_void_p))
-        self._pcs = np.ctypeslib.as_array(group.pcs, (len(self.cores),))
+        self._pcs = np.ctypeslib.as_array(group.pcs, (len(self.participants),))
+        for i, agent in self._agents:  # (each stand-in's wait is the loop's to ask)
+            agent.wait = schedule._waits[i]
+        group.waits = ctypes.addressof(schedule._waits) if self._agents else None
 
     def run(self, ready: Sequence) -> tuple[object, int, int, int] | None:
-        """Run turns of the READY cores until one needs Python: (that core, its turn's
-        count, its cycles as the turn began, the engine's error), for Python to finish
-        the turn; None when the loop came back between turns (to stop, or to say where
-        the cores are: `interrupt`, `ask`)."""
+        """Run turns of the READY cores (and Tensix stand-ins, and those whose noc.wait DRAM
+        answers: sim.noc.agent) until one needs Python: (that core, its turn's count, its
+        cycles as the turn began, the engine's error), for Python to finish the turn, or
+        (a stand-in, 1, 0, 0) for Python to run its step; None when the loop came back
+        between turns (to stop, or to say where the cores are: `interrupt`, `ask`)."""
         schedule, group = self.schedule, self.schedule.native
         schedule.make_room()
-        group.ready = sum(1 << schedule._index[key(core)] for core in ready)
-        for i, core in enumerate(self.cores):
+        bit = self._bit
+        group.ready = sum(bit[id(p)] for p in ready)
+        if self._agents:
+            group.agents_live = sum(1 for _, agent in self._agents if not agent.done)
+        for i, core in self._cores:
             self._pcs[i] = core.pc
-        for core in ready:
-            core.before_turns()
+        for p in ready:
+            if p.number < CORES_PER_CLUSTER:  # (a core's; a stand-in's step is Python's)
+                p.before_turns()
         status = hooks.library().group_run(group)
         finishing = group.turn_core if status == hooks.LOOP_TURN else -1
-        for i, core in enumerate(self.cores):
+        for i, core in self._cores:
             core.pc = int(self._pcs[i])
             # Another thread asks where a core is: answered here, but for the core whose
             # turn Python finishes, which answers as it goes on with the turn (a peek
@@ -289,14 +313,16 @@ class TurnLoop:
             if core.peek_wanted and core.engine is not None and i != finishing:
                 core.answer_peek()
         if status == hooks.LOOP_TURN:
-            return self.cores[group.turn_core], group.turn_count, group.turn_cycles, group.turn_error
+            return self.participants[group.turn_core], group.turn_count, group.turn_cycles, group.turn_error
+        if status == hooks.LOOP_AGENT:
+            return self.participants[group.turn_core], 1, 0, 0
         return None
 
     @property
     def running(self):
         """The core whose turn runs in the loop now (None: none), from any thread."""
         index = self.schedule.native.running
-        return self.cores[index] if 0 <= index < len(self.cores) else None
+        return self.participants[index] if 0 <= index < len(self.participants) else None
 
     def interrupt(self) -> None:
         """Stop every core of the group (from any thread): the run is over."""

@@ -15,6 +15,7 @@
  *   profile.c the profile: how often each block ran, and the call tree (when asked for)
  *   sched.c   whose turn it is, and the turn loop: the cores take turns in C until one
  *             needs Python
+ *   noc.c     a region's DRAM as a Tensix stand-in's NoC reaches it, past the cache
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -333,6 +334,12 @@ typedef struct {
 } Watch; /* what a region's device callbacks get */
 uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data);
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
+uint8_t dram_byte(const Region *r, uint64_t offset);
+void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
+
+/* noc.c: DRAM past the cache, as a Tensix core's NoC reaches it (sim/noc/) */
+void noc_read(const Region *r, uint64_t offset, uint64_t size, uint8_t *out);
+int noc_holds(const Region *r, uint64_t offset, uint64_t size, uint64_t value);
 
 /* unicorn's RISC-V register numbers (riscv.h; sim/native/hooks.py checks them) */
 #define UC_REG_X0 1
@@ -380,7 +387,13 @@ uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *
 
 /* A host thread's cores taking turns (sched.c; sim/machine/schedule.py's Schedule, its Python side). */
 enum { PLAN_ROUND_ROBIN = 0, PLAN_RANDOM = 1, PLAN_REPLAY = 2 };
-enum { LOOP_STOPPED = 0, LOOP_FULL = 1, LOOP_TURN = 2, LOOP_IDLE = 3 };
+enum { LOOP_STOPPED = 0, LOOP_FULL = 1, LOOP_TURN = 2, LOOP_IDLE = 3, LOOP_AGENT = 4 };
+typedef struct { /* a Tensix stand-in's noc.wait (sim/noc/agent.py): until DRAM holds VALUE */
+    Region *region;  /* (0: it does not wait) */
+    uint64_t offset; /* in the region's span */
+    uint64_t size;   /* 1, 2, 4 or 8 bytes, */
+    uint64_t value;  /* little-endian */
+} AgentWait;
 #define MT_N 624
 typedef struct {
     int64_t strategy;         /* PLAN_* */
@@ -405,9 +418,14 @@ typedef struct {
     int64_t turn_count;       /* its count, */
     int64_t turn_error;       /* its engine's error (uc_err), */
     uint64_t turn_cycles;     /* and its cycles as the turn began */
+    uint64_t agents;          /* a bit an index: a Tensix stand-in's, not a core's (LOOP_AGENT:
+                               * Python runs its step; every step is one turn, recorded as 1) */
+    int64_t agents_live;      /* stand-ins that have not returned: no core's turn is without limit */
+    AgentWait *waits;         /* per index: a stand-in waiting in noc.wait, ready once DRAM holds it */
 } Group;
 uint64_t isa_finish_turn(void *uc, Core *core);
 int64_t group_choose(Group *g, uint64_t ready, uint64_t *count);
 int64_t group_run(Group *g);
+uint64_t group_waits_met(const Group *g);
 
 #endif

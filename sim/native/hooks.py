@@ -118,7 +118,7 @@ class RegionState(ctypes.Structure):
 
 # hooks.h: the turn loop's plans and what it returns (sched.c)
 PLAN_ROUND_ROBIN, PLAN_RANDOM, PLAN_REPLAY = 0, 1, 2
-LOOP_STOPPED, LOOP_FULL, LOOP_TURN, LOOP_IDLE = 0, 1, 2, 3
+LOOP_STOPPED, LOOP_FULL, LOOP_TURN, LOOP_IDLE, LOOP_AGENT = 0, 1, 2, 3, 4
 MT_N = 624
 
 
@@ -148,6 +148,20 @@ class GroupState(ctypes.Structure):
         ("turn_count", ctypes.c_int64),
         ("turn_error", ctypes.c_int64),
         ("turn_cycles", ctypes.c_uint64),
+        ("agents", ctypes.c_uint64),
+        ("agents_live", ctypes.c_int64),
+        ("waits", ctypes.c_void_p),
+    ]
+
+
+class AgentWait(ctypes.Structure):
+    """A Tensix stand-in's noc.wait (hooks.h, AgentWait; sim.noc.agent)."""
+
+    _fields_ = [
+        ("region", ctypes.c_void_p),
+        ("offset", ctypes.c_uint64),
+        ("size", ctypes.c_uint64),
+        ("value", ctypes.c_uint64),
     ]
 
 
@@ -402,6 +416,8 @@ _lock = threading.Lock()
 def library() -> ctypes.CDLL:
     """The native hooks, built (once per source and compiler) and loaded (once per process)."""
     global _library
+    if _library is not None:  # (loaded: no lock on the way to a native call)
+        return _library
     with _lock:
         if _library is None:
             loaded = ctypes.CDLL(str(_build()))
@@ -427,7 +443,14 @@ def library() -> ctypes.CDLL:
             loaded.group_choose.restype = ctypes.c_int64
             loaded.group_run.argtypes = [ctypes.POINTER(GroupState)]
             loaded.group_run.restype = ctypes.c_int64
-            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState)):
+            loaded.group_waits_met.argtypes = [ctypes.POINTER(GroupState)]
+            loaded.group_waits_met.restype = ctypes.c_uint64
+            loaded.noc_read.argtypes = [ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
+            loaded.noc_read.restype = None
+            loaded.dram_store.argtypes = [ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
+                                          ctypes.c_int]
+            loaded.dram_store.restype = None
+            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

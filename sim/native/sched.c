@@ -9,6 +9,11 @@
  * state Python seeded), for a log-uniform length (turn_length); else the next ready core
  * after the last one, for QUANTUM. Every choice is recorded.
  *
+ * Tensix stand-ins (sim/noc/agent.py) take part as cores do, by index (Group.agents): a
+ * stand-in's turn is one step, which Python runs (LOOP_AGENT). One that waits in noc.wait
+ * is ready once DRAM holds what it waits for, which the loop asks before each choice;
+ * while any has not returned, a lone core's turns have a length, so that it is asked.
+ *
  * A turn in the loop: the core's engine runs from its pc with the turn's budget (turns.c
  * stops it before the block that would overrun the turn), and the interpreter runs the
  * turn's last instructions (isa.c, isa_finish_turn). The turn is the loop's when it ends
@@ -90,24 +95,41 @@ int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
             return chosen(g, core, (uint64_t)n, count);
     }
     int ready_count = __builtin_popcountll(ready);
-    if (ready_count == 1)
+    if (ready_count == 1 && (g->agents >> __builtin_ctzll(ready) & 1))
+        return chosen(g, __builtin_ctzll(ready), 1, count);
+    if (ready_count == 1 && !g->agents_live) /* (a stand-in that waits may be answered: no turn without end) */
         return chosen(g, __builtin_ctzll(ready), 0, count);
     if (g->strategy == PLAN_RANDOM) {
         uint64_t pick = below(g, (uint64_t)ready_count), left = ready;
         for (uint64_t i = 0; i < pick; i++)
             left &= left - 1;
         int64_t core = __builtin_ctzll(left);
-        return chosen(g, core, turn_length(g), count);
+        return chosen(g, core, (g->agents >> core & 1) ? 1 : turn_length(g), count);
     }
     uint64_t later = g->last + 1 < 64 ? ready & (~0ull << (g->last + 1)) : 0;
-    return chosen(g, __builtin_ctzll(later ? later : ready), g->quantum, count);
+    int64_t core = __builtin_ctzll(later ? later : ready);
+    return chosen(g, core, (g->agents >> core & 1) ? 1 : g->quantum, count);
+}
+
+/* The stand-ins whose noc.wait DRAM now answers (a bit an index). */
+uint64_t group_waits_met(const Group *g) {
+    uint64_t met = 0, waiting = g->agents & ~g->ready;
+    while (waiting) {
+        int i = __builtin_ctzll(waiting);
+        waiting &= waiting - 1;
+        const AgentWait *w = &g->waits[i];
+        if (w->region && noc_holds(w->region, w->offset, w->size, w->value))
+            met |= 1ull << i;
+    }
+    return met;
 }
 
 static int64_t run_turns(Group *g);
 
 /* Run the group's turns while they need no Python (see the top). Returns LOOP_STOPPED
  * (Python asked, between turns), LOOP_FULL (the record is full, between turns),
- * LOOP_IDLE (no core is ready) or LOOP_TURN (Python finishes the turn of turn_core). */
+ * LOOP_IDLE (no core is ready), LOOP_TURN (Python finishes the turn of turn_core) or
+ * LOOP_AGENT (turn_core is a Tensix stand-in, whose step is Python's: sim/noc/agent.py). */
 int64_t group_run(Group *g) {
     int64_t why = run_turns(g);
     g->running = -1;
@@ -120,12 +142,18 @@ static int64_t run_turns(Group *g) {
             g->stop = 0;
             return LOOP_STOPPED;
         }
-        if (!g->ready)
+        uint64_t ready = g->ready | (g->waits ? group_waits_met(g) : 0);
+        if (!ready)
             return LOOP_IDLE;
         if (g->record_length >= g->record_capacity)
             return LOOP_FULL;
         uint64_t count;
-        int64_t i = group_choose(g, g->ready, &count);
+        int64_t i = group_choose(g, ready, &count);
+        if (g->agents >> i & 1) { /* a stand-in's step: Python's */
+            g->turn_core = i;
+            g->turn_count = 1;
+            return LOOP_AGENT;
+        }
         Core *core = g->cores[i];
         g->running = i;
         void *uc = core->engine.uc;

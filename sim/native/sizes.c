@@ -9,6 +9,7 @@ uint64_t struct_size(int which) {
     case 2: return sizeof(Core);
     case 3: return sizeof(Tile);
     case 4: return sizeof(Group);
+    case 5: return sizeof(AgentWait);
     default: return 0;
     }
 }

@@ -352,11 +352,11 @@ static void start_uncached(Region *r, Core *core, void *uc) {
 
 /* DRAM's byte at OFFSET (direct: the view is DRAM but for dirty lines, whose DRAM bytes are
  * their clean ones, and bytes an uncached store wrote under a cached line, kept aside). */
-static uint8_t dram_byte(const Region *r, uint64_t offset) {
+uint8_t dram_byte(const Region *r, uint64_t offset) {
     if (!r->direct)
         return r->dram[offset];
     uint64_t line = offset / LINE, page = offset / PAGE;
-    if (r->side_mask[line] >> (offset % LINE) & 1)
+    if (r->side_mask && (r->side_mask[line] >> (offset % LINE) & 1))
         return r->side[offset];
     if (dirty(r, page, line * LINE)) {
         const uint8_t *clean = reference(r, page, line * LINE);
@@ -385,10 +385,20 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
         start_uncached(r, w->core, uc);
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
+    dram_store(r, offset, size < 8 ? size : 8, bytes, 1);
+}
+
+/* SIZE bytes FROM to DRAM at OFFSET of R's span, past the cache (R's lines are known one
+ * by one: uncached_used). THREAD: the thread's own store through the uncached alias (its
+ * touch of each line is kept, for the mixed-alias finding); else another writer of DRAM's
+ * (a Tensix stand-in's noc.write: noc.c). A line the cache holds keeps its bytes, stale
+ * now; a line it does not hold is filled with DRAM's new bytes when next touched. */
+void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, mask = byte_mask(first, count), at = line * LINE + first;
         const uint8_t *from = bytes + (at - offset);
-        touched(r, page, line, 0);
+        if (thread)
+            touched(r, page, line, 0);
         int cached = r->filled[page] && (r->cached_lines[page] >> (line % LINES_PER_PAGE) & 1);
         r->copy_fill[page] = 1; /* DRAM's page is no longer what lies under the view (a snapshot) */
         if (cached) { /* DRAM changes; the cache keeps its bytes, stale now */

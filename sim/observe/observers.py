@@ -2,7 +2,8 @@
 
 As gem5's probe points (ProbePoint and ProbeListener): the machine says, at each point,
 what happened (a turn starts or ends, a kmx or system call begins or ends, a region is
-invalidated or flushed, the checker finds something, a core faults, the thread ends),
+invalidated or flushed, a Tensix stand-in's noc call reaches DRAM, the checker finds
+something, a core faults, the thread ends),
 to one list of listeners, and knows nothing of who listens. The listeners are the
 observers of a run: the cache's story (sim.observe.story, always), the trace's timeline
 (sim.observe.timeline, km.Session(trace=PATH)) and the profile (sim.observe.profile,
@@ -41,7 +42,7 @@ class Thread(Protocol):
     running: "Core | None"  # the core whose turn it is
 
 POINTS = ("turn_starts", "turn_ends", "call_begins", "call_ends", "invalidated", "flushed", "finding",
-          "finding_changed", "fault", "all_returned", "ended", "released")
+          "finding_changed", "fault", "all_returned", "ended", "released", "agent_step")
 
 
 class Observer:
@@ -84,6 +85,9 @@ class Observer:
 
     def released(self, cluster: Thread) -> None:
         """Nothing runs on CLUSTER again; its memory is about to go."""
+
+    def agent_step(self, agent, call) -> None:
+        """A Tensix stand-in's noc call reached DRAM (sim.noc.agent): AGENT's CALL."""
 
 
 class Observers:
@@ -156,3 +160,7 @@ class Observers:
     def released(self, cluster: Thread) -> None:
         for listener in self._hearing["released"]:
             listener.released(cluster)
+
+    def agent_step(self, agent, call) -> None:
+        for listener in self._hearing["agent_step"]:
+            listener.agent_step(agent, call)

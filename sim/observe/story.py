@@ -1,6 +1,7 @@
 """The story of a thread's cache, step by step (run.cache_story): after each kmx call that
 can change what the cache holds or says (an invalidate, a flush, a result, a submission, a
-barrier, a print, the return) and after each finding, what each region's lines are (the
+barrier, a print, the return), after each noc call of a Tensix stand-in (sim.noc.agent)
+and after each finding, what each region's lines are (the
 states of the cache map, sim.cache.model.line_states), kept as the lines that changed.
 
 Recorded for every run, within a budget: a step costs a pass over every line of every
@@ -10,8 +11,9 @@ or kept STORY_STEPS steps. A lesson's regions take a few thousand lines a step.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -33,7 +35,7 @@ STEPPING_CALLS = ("kmx_invalidate", "kmx_flush", "kmx_result", "kmx_submit", "km
 @dataclass
 class Step:
     core: int  # -1: none (the thread's end)
-    what: str  # "kmx_flush(1)", "finding: unflushed-write", ...
+    what: "str | Callable[[], str]"  # "kmx_flush(1)", "finding: unflushed-write", ... (or made when read)
     file: str | None
     line: int | None
     changes: dict[int, np.ndarray] = field(default_factory=dict)  # region ID -> runs: rows of (first line, end, state)
@@ -82,11 +84,21 @@ class Story(Observer):
         last = -(-(region.offset + region.size) // LINE)
         return region.cache.line_states()[first:last]
 
-    def step(self, core: "Core | None", what: str, source, detail: str = "") -> Step | None:
-        """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now.
+    def step(self, core: "Core | None", what: "str | Callable[[], str]", source, detail: str = "",
+             look: bool = True) -> Step | None:
+        """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now
+        (LOOK False: the step changed no line's state, and they are not looked at).
         Returns it (None: the story has stopped)."""
         if self.stopped:
             return None
+        if not look:
+            if len(self.steps) >= STORY_STEPS:
+                self.stopped = f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} steps"
+                return None
+            step = Step(core.number if core is not None else -1, what, source.file if source else None,
+                        source.line if source else None, detail=detail)
+            self.steps.append(step)
+            return step
         lines = sum(states.size for states in self._now)
         if len(self.steps) >= STORY_STEPS or self._looked + lines > STORY_LINES:
             self.stopped = (f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} "
@@ -107,7 +119,8 @@ class Story(Observer):
     def records(self) -> list[StoryStep]:
         """The steps, as komorebi's story reads them (komorebi._records)."""
         number = self._cluster.number
-        return [StoryStep(number, s.core, s.what, s.file, s.line, s.detail, tuple(sorted(s.changes.items())))
+        return [StoryStep(number, s.core, s.what if isinstance(s.what, str) else s.what(), s.file, s.line, s.detail,
+                          tuple(sorted(s.changes.items())))
                 for s in self.steps]
 
     # -- the probe points (sim.observe.observers) -------------------------------------------------
@@ -124,6 +137,14 @@ class Story(Observer):
 
     def fault(self, core: "Core | None", fault: "CoreFault") -> None:
         self.step(core, "fault", fault.source, fault.cause)
+
+    def agent_step(self, agent, call) -> None:
+        """A Tensix stand-in's noc call (sim.noc.agent): a step of no core's, named after the
+        stand-in, at its own Python line. A noc.read of unflushed bytes is a finding, after
+        this step."""
+        # (no line's state changes at a noc call: DRAM changes, not the cache's picture)
+        self.step(None, functools.partial(call.describe, agent.name), SourceLine(call.file, call.line) if call.file else None,
+                  look=False)
 
     def ended(self) -> None:
         card = self._cluster.coherence == "card"

@@ -14,6 +14,9 @@ format counts in microseconds: read one as one instruction.) On each core's trac
   the wait for the other cores, or for the schedule (and for Python to take a submission);
 - an instant event for each finding of the coherence checker, and for a fault.
 
+A Tensix stand-in (sim.noc.agent) has a track of its own ("agent NAME", after the cores'):
+an instant event for each noc call, at its Python line.
+
 Each cluster is a process of the trace (its own clock), each core a thread.
 """
 
@@ -41,6 +44,7 @@ class Timeline(Observer):
     def __init__(self, cluster: int, cores: int) -> None:
         self.cluster = cluster
         self.cores = cores
+        self.agents: dict[int, str] = {}  # a Tensix stand-in's track -> its name
         self.clock = 0  # instructions the cluster's cores ran before the current turn
         # (name, category, phase, ts, core, dur or None, args or None): compact, a run may make many
         self.events: list[tuple] = []
@@ -124,6 +128,13 @@ class Timeline(Observer):
         if args is not None:
             args["message"] = finding.message
 
+    def agent_step(self, agent, call) -> None:
+        self.agents[agent.number] = agent.name
+        args = {"call": call.describe(agent.name)}
+        if call.file:
+            args["line"] = f"{call.file}:{call.line}"
+        self._add(f"noc.{call.what}", "noc", "i", self.now(), agent.number, None, args)
+
     def fault(self, core: "Core | None", fault: "CoreFault") -> None:
         self._add("fault", "fault", "i", self.now(), fault.core, None, {"cause": fault.cause, "where": str(fault)})
 
@@ -135,6 +146,8 @@ class Timeline(Observer):
         yield {"name": "process_name", "ph": "M", "pid": self.cluster, "tid": 0, "args": {"name": f"cluster {self.cluster}"}}
         for n in range(self.cores):
             yield {"name": "thread_name", "ph": "M", "pid": self.cluster, "tid": n, "args": {"name": f"core {n}"}}
+        for n, name in sorted(self.agents.items()):
+            yield {"name": "thread_name", "ph": "M", "pid": self.cluster, "tid": n, "args": {"name": f"agent {name}"}}
         for core, (name, ts, args) in sorted(self._waiting.items()):  # (a wait the thread's end cut short)
             self._add(name, "wait", "X", ts, core, self.clock - ts, args)
         self._waiting.clear()

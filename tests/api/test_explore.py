@@ -6,6 +6,7 @@ Dask cluster."""
 from __future__ import annotations
 
 import threading
+import warnings
 from concurrent import futures
 
 import numpy as np
@@ -139,7 +140,8 @@ def test_pct_finds_each_known_bug_within_100_schedules(bug):
     assert failure.schedule.switches <= failure.found.switches
     assert len(failure.schedule.turns) <= len(failure.found.turns)
     # the shrunk schedule replays the failure
-    with km.Session(schedule=failure.schedule) as session:
+    with km.Session(schedule=failure.schedule) as session, warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.CoherenceWarning)  # (the stale frame's stale-read)
         run = session.load(bug.make())
         for thread in run.threads.values():
             while not thread.result(timeout=60).final:

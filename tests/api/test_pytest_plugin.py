@@ -194,3 +194,49 @@ def test_the_artifacts_default_to_pytests_temporary_folder(project):
     result = tester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
     result.assert_outcomes(failed=1)
     assert (basetemp / "km-artifacts" / "test_threads.py-test_wrong_code" / "run-cluster0-fault.txt").exists()
+
+
+# A thread that sums a frame a Tensix stand-in writes (bench/races/stale_frame.c); word 0:
+# invalidate the frame again after its flag (the fix).
+FRAME_THREAD = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    const volatile uint32_t* frame = (const volatile uint32_t*)kmx_region(0, 0);
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(1, 0);
+    kmx_invalidate(0);
+    uint32_t header = frame[0];
+    do kmx_invalidate(1); while (flags[0] != 1);
+    if (kmx_word(0)) kmx_invalidate(0);
+    uint32_t sum = 0;
+    for (int i = 0; i < 64; i++) sum += frame[i];
+    uint32_t out[2] = {sum, header};
+    kmx_result(0, out, 2);
+    return 0;
+}
+"""
+
+
+def test_stand_ins_run_under_km_seeds_and_km_strict(project, pytester):
+    (pytester.path / "frame.c").write_text(FRAME_THREAD)
+    tester = project("""
+        def tensix(noc):
+            noc.write("frame", 0, np.arange(1, 65, dtype=np.uint32))
+            noc.write("flags", 0, np.uint32([1]))
+
+        @pytest.mark.parametrize("fixed", [0, 1], ids=["racy", "fixed"])
+        def test_frame(km_session, fixed):
+            p = km.Program("p", kernels=HERE / "kernels")
+            p.thread(cluster=1, sources=[HERE / "frame.c"], regions={"frame": 256, "flags": 64}, words=[fixed])
+            p.noc_agent("tensix", tensix, cluster=1)
+            run = km_session.load(p)
+            result = finish(run)
+            assert run.agent("tensix").done
+            assert int(result.words[0]) == 64 * 65 // 2
+    """)
+    seeds = tester.runpytest_subprocess("-p", "no:cacheprovider", "--km-seeds=6", "-v")
+    lines = [line for line in seeds.stdout.lines if line.startswith("test_threads.py::")]  # (-v's, one a test)
+    assert sum("fixed" in line and "PASSED" in line for line in lines) == 6, "\n".join(lines)
+    failed = sum("racy" in line and "FAILED" in line for line in lines)
+    assert 1 <= failed <= 5, "\n".join(lines)  # the seeds place the stand-in's write before or after the early read
+    strict = tester.runpytest_subprocess("-p", "no:cacheprovider", "--km-strict", "--km-seeds=2", "-k", "fixed")
+    strict.assert_outcomes(passed=2)

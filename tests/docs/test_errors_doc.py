@@ -172,6 +172,61 @@ class Case:
     variant: tuple[str, str] | None = None  # (in the block, instead): an ending the page gives in words
 
 
+def _agent_ok(noc):
+    return None
+
+
+def _agent_twice(tmp_path, _):
+    p = program(tmp_path)
+    p.noc_agent("a", _agent_ok, cluster=1)
+    return raised(lambda: p.noc_agent("a", _agent_ok, cluster=1))
+
+
+def _agent_too_many(tmp_path, _):
+    p = program(tmp_path)
+    for name in "abcd":
+        p.noc_agent(name, _agent_ok, cluster=1)
+    return raised(lambda: p.noc_agent("e", _agent_ok, cluster=1))
+
+
+# a thread that waits until word 0 of region "r" is 1 in DRAM (ENDED: returns at once)
+_WAITS = "    volatile uint32_t* r = kmx_region(0, 0);\n    do kmx_invalidate(0); while (r[0] != 1);\n    return 0;\n"
+
+
+def _noc_error(tmp_path, call, regions=None, ended=False) -> BaseException:
+    """What CALL(noc) raises in a stand-in (which then lets the thread end)."""
+    def agent(noc):
+        try:
+            call(noc)
+        except Exception as error:  # noqa: BLE001 - the case checks it
+            return error
+        finally:
+            if not ended:
+                noc.write("r", 0, np.uint32([1]))
+
+    p = program(tmp_path, "    return 0;\n" if ended else _WAITS, regions=regions or {"r": 64})
+    p.noc_agent("a", agent, cluster=1)
+    with km.Session() as session:
+        run = session.load(p)
+        run.thread_result(timeout=60.0)
+        run.stop()
+    return run.agent("a").result
+
+
+def _agent_failed_timeout(tmp_path, _):
+    def agent(noc):
+        raise ValueError("no frames today")
+
+    p = program(tmp_path, _WAITS, regions={"r": 64})
+    p.noc_agent("a", agent, cluster=1)
+    with km.Session() as session:
+        run = session.load(p)
+        try:
+            return raised(lambda: run.thread_result(timeout=0.5))
+        finally:
+            run.stop()
+
+
 def _source_gone(tmp_path, _):
     p = program(tmp_path)
     (tmp_path / "thread.c").unlink()
@@ -459,6 +514,32 @@ CASES = [
     Case("thread-words-too-big", "must be 0 <= w < 2**32",
          lambda t, m: raised(bad_thread(t, words=[1, 2**32])), {"index": "1", "word": str(2**32)}),
     Case("host-memory", "the ways are 'linux' and 'portable'", _no_such_host_memory, {"value": "'fast'"}),
+    # program.noc_agent
+    Case("agent-no-thread", "an agent plays the Tensix side",
+         lambda t, m: raised(lambda: program(t).noc_agent("a", _agent_ok, cluster=2)),
+         {"cluster": "2", "program": "'errors'", "has": "its threads are on clusters [1]"}),
+    Case("agent-name-twice", "each agent's name is its own", _agent_twice, {"program": "'errors'", "name": "'a'"}),
+    Case("agent-too-many", "the most a cluster may have", _agent_too_many, {"cluster": "1"}),
+    Case("agent-function-type", "function must be a callable taking the noc",
+         lambda t, m: raised(lambda: program(t).noc_agent("a", "f", cluster=1)), {"type": "str"}),
+    # a stand-in's noc calls
+    Case("noc-region", "its regions are {regions}",
+         lambda t, m: _noc_error(t, lambda noc: noc.read("nope", 0, 4)),
+         {"call": "read", "name": "'nope'", "cluster": "1", "regions": "'r' (64 bytes)"}),
+    Case("noc-outside", "are outside region",
+         lambda t, m: _noc_error(t, lambda noc: noc.write("r", 60, b"12345678")),
+         {"call": "write", "first": "60", "last": "67", "name": "'r'", "size": "64", "end": "63"}),
+    Case("noc-dtype", "does not divide region",
+         lambda t, m: _noc_error(t, lambda noc: noc.wait("odd", 0, 1), regions={"r": 64, "odd": 6}),
+         {"dtype": "uint32", "size": "4", "name": "'odd'", "bytes": "6"}),
+    Case("noc-wait-timeout", "within the timeout",
+         lambda t, m: _noc_error(t, lambda noc: noc.wait("r", 8, 3, timeout=0.1)),
+         {"value": "3", "offset": "8", "name": "'r'", "now": "0"}),
+    Case("noc-wait-never", "no other stand-in is left to write it",
+         lambda t, m: _noc_error(t, lambda noc: noc.wait("r", 8, 3), ended=True),
+         {"value": "3", "offset": "8", "name": "'r'"}),
+    Case("timeout-agent-failed", "a core waiting for what it would have written", _agent_failed_timeout,
+         {"cluster": "1", "timeout": "0.5", "name": "'a'", "error": "ValueError('no frames today')"}),
     # km.Session
     Case("session-coherence-type", "coherence must be a str",
          lambda t, m: raised(lambda: km.Session(coherence=1)), {"type": "int"}),
@@ -753,7 +834,7 @@ CASES = [
          lambda t, m: fault(t, "    if (core >= 2) return 0;\n    kmx_barrier();\n    return 0;\n", cores=4),
          {"core": "0", "cores": "4", "who": "cores 2, 3"}),
     # 4. results that do not come
-    Case("timeout", "handed no result in",
+    Case("timeout", "handed no result in {timeout} s\n...",
          lambda t, m: forever(t, lambda run: raised(lambda: run.thread_result(timeout=0.2))),
          {"cluster": "1", "timeout": "0.2"}),
     Case("after-the-final-result", "has ended and its final result",

@@ -1,0 +1,317 @@
+"""Tensix stand-ins (program.noc_agent, sim/noc/agent.py): a Python function that reads
+and writes a thread's regions in DRAM, past the X280's cache, as one more participant in
+the cluster's schedule; what the card does with it, what the checker says, and the errors."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.threads import program_for
+
+WORDS = 1024
+REGIONS = {"data": 4 * WORDS, "flags": 128, "out": 4 * WORDS}
+DATA = np.arange(WORDS, dtype=np.uint32) + 7
+
+
+def producer(noc):
+    """The stand-in of tests/threads/exchange.c: the data, its flag, the thread's flag,
+    the results, then "I have read them"."""
+    noc.write("data", 0, DATA)
+    noc.write("flags", 0, np.uint32([1]))
+    noc.wait("flags", 64, 1)
+    out = noc.read("out", 0, 4 * WORDS)
+    noc.write("flags", 0, np.uint32([2]))
+    return out
+
+
+def exchange(tmp_path, invalidate=True, flush=True, agent=producer, name="producer"):
+    program = program_for("exchange.c", tmp_path, regions=REGIONS, words=[int(invalidate), int(flush)])
+    program.noc_agent(name, agent, cluster=1)
+    return program
+
+
+def run(program, timeout=120.0, **session):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", km.CoherenceWarning)
+        with km.Session(**session) as s:
+            loaded = s.load(program)
+            result = loaded.thread_result(timeout=timeout)
+            loaded.stop()
+    return result, loaded
+
+
+def kinds(loaded):
+    return sorted(f.kind for f in loaded.findings)
+
+
+# -- what the card does ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("coherence", ["card", "strict"])
+def test_a_right_exchange_gets_its_results_and_finds_nothing(tmp_path, coherence):
+    result, loaded = run(exchange(tmp_path), coherence=coherence)
+    agent = loaded.agent("producer")
+    assert agent.done and agent.error is None and agent.steps == 6  # (its start, and five calls)
+    assert (agent.result.view(np.uint32) == 2 * DATA).all()
+    assert (loaded.thread.read("out").view(np.uint32) == 2 * DATA).all()
+    assert int(result.words[0]) > 1  # the thread spun on the flag while the stand-in wrote
+    assert loaded.findings == []
+
+
+def test_without_the_invalidate_the_thread_reads_the_old_bytes_and_the_checker_names_the_write(tmp_path):
+    result, loaded = run(exchange(tmp_path, invalidate=False))
+    got = loaded.thread.read("out").view(np.uint32)
+    assert int(result.words[1]) == 0  # the data's line was cached holding zeros
+    assert (got[:16] == 0).all()  # its first line: the cache's old bytes, doubled
+    found = [f for f in loaded.findings if f.kind == "stale-read"]
+    assert len(found) == 1
+    f = found[0]
+    assert f.region == "data" and f.file.endswith("exchange.c") and f.line == 29
+    assert f.agent == "producer" and f.agent_file == __file__ and f.agent_line == 24
+    assert "agent 'producer' had written them to DRAM" in f.message and "kmx_invalidate(0)" in f.message
+
+
+def test_without_the_flush_the_stand_in_reads_old_dram_and_the_checker_names_both_places(tmp_path):
+    _, loaded = run(exchange(tmp_path, flush=False))
+    assert (loaded.agent("producer").result == 0).all()  # DRAM's zeros: the results were in the cache
+    assert (loaded.thread.read("out").view(np.uint32) == 2 * DATA).all()  # (the hand-back, at the end)
+    f = next(f for f in loaded.findings if f.kind == "noc-read-unflushed")
+    assert f.region == "out" and (f.start, f.end) == (0, 4 * WORDS)
+    assert f.file.endswith("exchange.c") and f.line == 29  # the core's store
+    assert f.agent == "producer" and f.agent_file == __file__ and f.agent_line == 27  # the stand-in's read
+    assert "kmx_flush(2)" in f.message
+    assert kinds(loaded) == ["noc-read-unflushed", "unflushed-write"]
+
+
+def test_in_strict_mode_the_same_mistakes_are_named(tmp_path):
+    _, loaded = run(exchange(tmp_path, flush=False), coherence="strict")
+    assert (loaded.agent("producer").result == 0).all()
+    assert "noc-read-unflushed" in kinds(loaded)
+
+
+def test_noc_read_is_dram_never_the_cache_and_noc_write_changes_nothing_of_the_callers(tmp_path):
+    data = DATA.copy()
+    seen = {}
+
+    def agent(noc):
+        noc.write("data", 0, data)
+        data[:] = 0  # (the stand-in's own array, changed after the write: DRAM keeps what was written)
+        got = noc.read("data", 0, 4 * WORDS)
+        got[:] = 1  # (a copy: DRAM does not change)
+        seen["again"] = noc.read("data", 0, 4 * WORDS).view(np.uint32).copy()
+        producer(noc)
+
+    _, loaded = run(exchange(tmp_path, agent=agent))
+    assert (seen["again"] == DATA).all()
+    assert loaded.agent("producer").error is None
+
+
+# -- the schedule ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_the_same_program_and_seed_give_the_same_steps_bytes_and_findings_and_replay(tmp_path, seed):
+    options = {} if seed is None else {"schedule_seed": seed}
+    runs = [run(exchange(tmp_path, flush=False), **options)[1] for _ in range(2)]
+    schedule = runs[0].schedule
+    assert any(core == 4 for _, core, _ in schedule.turns)  # the stand-in's steps: "core" 4, one each
+    assert all(n == 1 for _, core, n in schedule.turns if core == 4)
+    assert runs[1].schedule.turns == schedule.turns
+    assert runs[1].findings == runs[0].findings
+    replayed = run(exchange(tmp_path, flush=False), schedule=schedule)[1]
+    assert replayed.schedule.turns == schedule.turns
+    assert replayed.findings == runs[0].findings
+    assert (replayed.agent("producer").result == runs[0].agent("producer").result).all()
+
+
+def test_seeds_place_the_steps_differently(tmp_path):
+    steps = set()
+    for seed in range(3):
+        turns = run(exchange(tmp_path), schedule_seed=seed)[1].schedule.turns
+        steps.add(tuple(i for i, (_, core, _) in enumerate(turns) if core == 4))
+    assert len(steps) > 1
+
+
+def test_pct_places_the_stand_ins_steps_as_it_places_the_cores_turns(tmp_path):
+    program = exchange(tmp_path, flush=False)
+    first = run(program)[1]
+    schedule = km.Schedule.pct(3, instructions=first.schedule.instructions)
+    _, loaded = run(exchange(tmp_path, flush=False), schedule=schedule)
+    assert any(core == 4 for _, core, _ in loaded.schedule.turns)
+    assert "noc-read-unflushed" in kinds(loaded)
+
+
+def test_a_lone_core_takes_turns_while_a_stand_in_waits_and_runs_without_limit_after(tmp_path):
+    _, loaded = run(exchange(tmp_path))
+    turns = loaded.schedule.turns
+    last_step = max(i for i, (_, core, _) in enumerate(turns) if core == 4)
+    assert all(n > 0 for _, core, n in turns[:last_step] if core == 0)
+
+
+# -- the story, the trace ------------------------------------------------------------------------
+
+
+def test_the_story_and_the_trace_show_the_stand_ins_steps_at_its_lines(tmp_path):
+    trace = tmp_path / "trace.json"
+    _, loaded = run(exchange(tmp_path, flush=False), trace=trace)
+    page = loaded.cache_story(tmp_path / "story.html").read_text()
+    assert "agent 'producer': noc.write('data', 0, 4096 bytes)" in page
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert "agent producer" in names
+    calls = [e for e in events if e.get("cat") == "noc"]
+    assert [e["name"] for e in calls] == ["noc.write", "noc.write", "noc.wait", "noc.read", "noc.write"]
+    assert calls[3]["args"]["line"] == f"{__file__}:27"
+    assert any(e["name"] == "finding: noc-read-unflushed" for e in events)
+
+
+# -- the end, and stopping -------------------------------------------------------------------------
+
+
+def test_after_the_thread_ends_the_stand_in_goes_on_and_a_wait_nothing_can_answer_raises(tmp_path):
+    def agent(noc):
+        producer(noc)
+        noc.wait("flags", 64, 7)  # (the thread never writes 7)
+
+    _, loaded = run(exchange(tmp_path, agent=agent))
+    error = loaded.agent("producer").error
+    assert isinstance(error, RuntimeError)
+    assert "DRAM will never hold 7 at byte 64 of region 'flags'" in str(error)
+
+
+def test_a_stand_in_that_polls_after_the_thread_ended_finishes_before_stop_returns(tmp_path):
+    def agent(noc):
+        producer(noc)
+        return [int(noc.read("out", 0, 4).view(np.uint32)[0]) for _ in range(50)]
+
+    _, loaded = run(exchange(tmp_path, agent=agent))
+    assert loaded.agent("producer").result == [2 * int(DATA[0])] * 50
+
+
+def test_a_run_stopped_before_the_stand_in_returned_says_so(tmp_path):
+    def agent(noc):
+        noc.wait("flags", 64, 9)  # (never: the thread waits for the data that never comes)
+
+    program = exchange(tmp_path, agent=agent)
+    with km.Session() as session:
+        loaded = session.load(program)
+        with pytest.raises(TimeoutError) as raised:
+            loaded.thread_result(timeout=0.5)
+        loaded.stop()
+    assert "agent 'producer': waiting in noc.wait('flags', 64, 9)" in str(raised.value)
+    report = loaded.agent("producer")
+    assert report.done and report.doing == "stopped before it returned"
+    assert type(report.error).__name__ == "AgentStopped"
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+def test_a_stand_in_that_raises_keeps_its_error_and_a_thread_waiting_for_it_times_out_saying_so(tmp_path):
+    def agent(noc):
+        noc.write("data", 0, DATA)
+        raise ValueError("the camera is unplugged")
+
+    program = exchange(tmp_path, agent=agent)
+    with km.Session() as session:
+        loaded = session.load(program)
+        with pytest.raises(TimeoutError) as raised:
+            loaded.thread_result(timeout=1.0)
+        loaded.stop()
+    said = str(raised.value)
+    assert "agent 'producer': failed: ValueError('the camera is unplugged')" in said
+    assert f"at {__file__}:" in said and "agent 'producer' failed" in said
+    error = loaded.agent("producer").error
+    assert isinstance(error, ValueError) and error.__traceback__ is not None
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda noc: noc.read("nope", 0, 4), (KeyError, "no region 'nope' on cluster 1; its regions are 'data' (4096 bytes)")),
+    (lambda noc: noc.read("data", 4090, 8), (ValueError, "bytes 4090 to 4097 are outside region 'data', which is 4096 bytes")),
+    (lambda noc: noc.read("data", 0, 0), (ValueError, "size must be at least 1 byte")),
+    (lambda noc: noc.write("flags", 100, np.zeros(8, np.uint32)), (ValueError, "outside region 'flags', which is 128 bytes")),
+    (lambda noc: noc.write("flags", 0, [1, 2]), (TypeError, "data must be bytes or a numpy array")),
+    (lambda noc: noc.wait("flags", 2, 1), (ValueError, "offset 2 is not a multiple of 4")),
+    (lambda noc: noc.wait("flags", 0, 1, dtype=np.complex64), (TypeError, "dtype must be a number of 1, 2, 4 or 8 bytes")),
+    (lambda noc: noc.wait("flags", 0, 300, dtype=np.uint8), (ValueError, "value 300 is not one uint8")),
+    (lambda noc: noc.wait("flags", 0, 1, timeout=-1), (ValueError, "timeout must be a number of seconds >= 0")),
+])
+def test_a_bad_noc_call_raises_at_the_call_naming_the_region_and_its_size(tmp_path, call, expected):
+    def agent(noc):
+        try:
+            call(noc)
+        except Exception as error:  # noqa: BLE001 - handed back for the test
+            return error
+        return None
+
+    _, loaded = run(exchange(tmp_path, agent=lambda noc: (agent(noc), producer(noc))[0]))
+    error = loaded.agent("producer").result
+    kind, text = expected
+    assert isinstance(error, kind) and text in str(error), repr(error)
+
+
+def test_a_wait_past_its_timeout_raises_in_the_stand_in(tmp_path):
+    def agent(noc):
+        try:
+            noc.wait("flags", 64, 5, timeout=0.2)  # (the thread waits for the data first: never)
+        except TimeoutError as error:
+            producer(noc)
+            return str(error)
+
+    _, loaded = run(exchange(tmp_path, agent=agent))
+    assert "did not hold 5 at byte 64 of region 'flags' within the timeout" in loaded.agent("producer").result
+
+
+def test_a_dtype_that_does_not_divide_the_region(tmp_path):
+    program = program_for("exchange.c", tmp_path, regions={"data": 4 * WORDS, "flags": 128, "out": 4 * WORDS, "odd": 6},
+                          words=[1, 1])
+
+    def agent(noc):
+        try:
+            noc.wait("odd", 0, 1)
+        except ValueError as error:
+            producer(noc)
+            return str(error)
+
+    program.noc_agent("producer", agent, cluster=1)
+    _, loaded = run(program)
+    assert "a uint32 (4 bytes) does not divide region 'odd', which is 6 bytes" in loaded.agent("producer").result
+
+
+def test_noc_agent_refuses_a_cluster_without_a_thread_a_name_twice_and_too_many(tmp_path):
+    program = program_for("exchange.c", tmp_path, regions=REGIONS)
+    with pytest.raises(ValueError, match="cluster 2 has no thread in program 'test'"):
+        program.noc_agent("a", producer, cluster=2)
+    program.noc_agent("a", producer, cluster=1)
+    with pytest.raises(ValueError, match="has an agent named 'a' already"):
+        program.noc_agent("a", producer, cluster=1)
+    with pytest.raises(TypeError, match="function must be a callable"):
+        program.noc_agent("b", 3, cluster=1)
+    with pytest.raises(TypeError, match="name must be a str"):
+        program.noc_agent(b"b", producer, cluster=1)
+    for name in "bcd":
+        program.noc_agent(name, producer, cluster=1)
+    with pytest.raises(ValueError, match="cluster 1 has 4 agents already"):
+        program.noc_agent("e", producer, cluster=1)
+
+
+def test_run_agent_names_the_agents_it_has(tmp_path):
+    _, loaded = run(exchange(tmp_path))
+    with pytest.raises(KeyError, match="no agent 'nope' in this run; its agents are 'producer'"):
+        loaded.agent("nope")
+
+
+def test_two_stand_ins_on_one_cluster_take_their_own_steps(tmp_path):
+    def second(noc):
+        return int(noc.wait("flags", 0, 2))  # (the first one's "read done")
+
+    program = exchange(tmp_path)
+    program.noc_agent("watcher", second, cluster=1)
+    _, loaded = run(program)
+    assert loaded.agent("watcher").result == 2
+    assert {core for _, core, _ in loaded.schedule.turns} == {0, 4, 5}
