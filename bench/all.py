@@ -28,6 +28,7 @@ RUNS = {
     "cache_modes": ["cache_modes.py"],
     "observing": ["observing.py"],
     "races": ["races.py"],
+    "noc": ["noc.py", "--spins", "200000"],
     "first_run": ["first_run.py"],
 }
 

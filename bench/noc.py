@@ -11,7 +11,7 @@
 Measured in the same process, interleaved, best of --repeat. The last line printed is one
 JSON object.
 
-    python bench/noc.py [--spins 1000000] [--steps 100000] [--repeat 3]
+    python bench/noc.py [--spins 1000000] [--steps 100000] [--repeat 3] [--quick]
 """
 
 from __future__ import annotations
@@ -95,7 +95,10 @@ def main() -> None:
     parser.add_argument("--spins", type=int, default=1_000_000)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2,000 spins and steps, once")
     args = parser.parse_args()
+    if args.quick:
+        args.spins, args.steps, args.repeat = 2_000, 2_000, 1
     best: dict[str, float] = {}
     for round_ in range(args.repeat):
         figures = {

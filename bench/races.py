@@ -16,7 +16,7 @@ seed: the default turns). Then schedules a second on 1
 and on 2 local worker processes (--workers), PCT, every schedule run (no stop at the
 first failure), shrinking off.
 
-    python bench/races.py [--seeds 10] [--schedules 200] [--km-seeds 10] [--rate-schedules 200]
+    python bench/races.py [--seeds 10] [--schedules 200] [--km-seeds 10] [--rate-schedules 200] [--bug TEXT]
 
 The last line printed is one JSON object of the figures.
 """
@@ -193,7 +193,10 @@ _TEST = """
 import pytest
 import bench.races as races
 
-@pytest.mark.parametrize("bug", races.BUGS[:{bugs}], ids=[b.make.__name__ for b in races.BUGS[:{bugs}]])
+BUGS = [b for b in races.BUGS if b.name in {names!r}]
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.make.__name__ for b in BUGS])
 def test_bug(km_session, bug):
     run = km_session.load(bug.make())
     for thread in run.threads.values():
@@ -209,7 +212,7 @@ def km_seeds_failing(bugs: list[Bug], seeds: int) -> dict[str, list[int]]:
     [0] when the test fails under the default turns, else [])."""
     with tempfile.TemporaryDirectory() as folder:
         test = Path(folder) / "test_races.py"
-        test.write_text(_TEST.format(bugs=len(bugs)))
+        test.write_text(_TEST.format(names=[b.name for b in bugs]))
         report = Path(folder) / "report.xml"
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::komorebi.CoherenceWarning",
@@ -242,6 +245,7 @@ def main() -> None:
     parser.add_argument("--rate-schedules", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bugs", type=int, default=len(BUGS), help="the first N bugs only")
+    parser.add_argument("--bug", default=None, help="only the bugs whose name holds this text")
     parser.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, help="the random strategy's turn scale")
     parser.add_argument("--km-seeds", type=int, default=10,
                         help="the pytest plugin's --km-seeds=N (at Session's default quantum: a user's tests)")
@@ -255,7 +259,7 @@ def main() -> None:
         args.rate_schedules = 10
         args.bugs = 2
     figures: dict[str, dict] = {}
-    bugs = BUGS[: args.bugs]
+    bugs = [bug for bug in BUGS[: args.bugs] if args.bug is None or args.bug in bug.name]
     by_seed = km_seeds_failing(bugs, args.km_seeds)
     unseeded = km_seeds_failing(bugs, 0)
     print(f"{'bug':28} {'random':>8} {'pct':>8} {f'km-seeds={args.km_seeds}':>11} {'default':>8} {'sched/s 1':>10} "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import re
@@ -164,6 +165,12 @@ class Program:
             raise ValueError("name must not be empty")
         if not callable(function):
             raise TypeError(f"function must be a callable taking the noc, not {type(function).__name__}")
+        if inspect.isgeneratorfunction(function) or inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+            kind = "a generator function" if inspect.isgeneratorfunction(function) else "an async function"
+            raise TypeError(
+                f"function must be a plain function taking the noc, not {kind}: its body would never run. "
+                "Call noc.read, noc.write and noc.wait from a plain def; each call waits for its step"
+            )
         cluster = _int(cluster, "cluster")
         if not 0 <= cluster < CLUSTERS:
             raise ValueError(f"cluster must be 0 to {CLUSTERS - 1}, not {cluster}")

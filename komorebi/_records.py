@@ -40,6 +40,13 @@ class ThreadSpec:
     agents: tuple[tuple[str, Any], ...] = ()  # (name, function) of each Tensix stand-in (Program.noc_agent)
 
 
+class AgentStopped(BaseException):
+    """Raised inside a Tensix stand-in's noc call (program.noc_agent) when the run stops
+    before the stand-in returned, or when it keeps calling long after the thread ended; its
+    `error` then. A BaseException, so that `except Exception` in the function does not
+    swallow the stop."""
+
+
 @dataclass(frozen=True)
 class AgentReport:
     """A Tensix stand-in of a run (program.noc_agent), as `run.agent(name)` reports it:

@@ -278,6 +278,10 @@ class Checker:
         to DRAM (a stale read of those bytes names it)."""
         self._noc_writes.setdefault(region.id, []).append((start, end, agent, file, line))
 
+    def noc_forget(self, region: "Region") -> None:
+        """REGION's lines were all dropped: no stand-in's write lies under a cached line of it."""
+        self._noc_writes.pop(region.id, None)
+
     def _noc_writer(self, region: "Region", offset: int):
         """The last stand-in's write that covered OFFSET of REGION's span: (name, file, line), or None."""
         for start, end, agent, file, line in reversed(self._noc_writes.get(region.id, ())):

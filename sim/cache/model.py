@@ -270,6 +270,7 @@ class CachedRegion:
             on_line_event=self._on_line_event,
             read_cores=hooks.pointer(self.read_cores),
         )
+        self.state_address = ctypes.addressof(self.state)  # (for the native calls that take it: sim/native/noc.c)
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
         self._as_loaded: np.ndarray | None = None
@@ -488,7 +489,7 @@ class CachedRegion:
         """The dirty lines among those of bytes [START, END) of the span (a Tensix
         stand-in's noc.read: sim.noc.agent); none at once where no page of them was written."""
         first, last = start // PAGE, -(-end // PAGE)
-        if not self._writable[first:last].any():
+        if not (self._writable[first] if last - first == 1 else self._writable[first:last].any()):
             return _NO_LINES
         lines = self.dirty_lines()
         return lines[(lines >= start // LINE) & (lines < -(-end // LINE))]

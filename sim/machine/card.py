@@ -246,8 +246,11 @@ class Card:
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores],
                         [agent for cluster in clusters for agent in cluster.agents]) if native else None
+        agents = [agent for cluster in clusters for agent in cluster.agents]
         while live and not self._stopping.is_set():
-            ready = [core for cluster in live for core in cluster.runnable()]
+            # (a cluster whose thread ended, returned or faulted, offers its stand-ins alone)
+            ready = [p for cluster in live for p in (cluster.agents_ready() if cluster.ended else cluster.runnable())]
+            agents_live = sum(1 for agent in agents if not agent.done)
             if not ready and any(cluster.unanswerable_wait() for cluster in live):
                 continue  # (a stand-in's wait that nothing can answer fails: its step raises)
             if not ready:  # paused until Python takes a submission (or a stand-in's wait times out)
@@ -260,7 +263,7 @@ class Card:
                 for cluster in live:
                     cluster.loop = loop
                 try:
-                    turn = loop.run(ready)
+                    turn = loop.run(ready, agents_live)
                 finally:
                     for cluster in live:
                         cluster.loop = None
@@ -268,17 +271,17 @@ class Card:
                     continue
                 core, count, before, error = turn
             else:
-                core, count = schedule.next_turn(ready)
+                core, count = schedule.next_turn(ready, agents_live)
                 before, error = (0 if is_agent(core) else core.cycles), None
             cluster = by_number[core.context.cluster]
-            if is_agent(core):  # a Tensix stand-in's step (sim.noc.agent)
+            if is_agent(core):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
                 core.step(cluster.agent_call)
                 schedule.ran(core, 1, 1)
             else:
                 if not self._turn(cluster, core, count, error):
                     break
                 schedule.ran(core, count, core.cycles - before)
-            self._after_turn(cluster)
+                self._after_turn(cluster)
             # (after the thread's end its stand-ins go on alone, until each has returned)
             live = [c for c in live if not c.ended or c.agents_live]
 

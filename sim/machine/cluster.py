@@ -8,7 +8,6 @@ faults.
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ... import kmx_runtime
-from ..._records import Handed, RegionPicture
+from ..._records import AgentStopped, Handed, RegionPicture
 from ..cache.checker import UNFLUSHED_WRITE, Checker
 from ..cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from ..hart.explain import Explainer
@@ -260,16 +259,17 @@ class Cluster:
         if self.ended:
             agent.steps_after_end += 1
             if agent.steps_after_end > STEPS_AFTER_END:
-                raise RuntimeError(
-                    f"agent {agent.name!r} made {STEPS_AFTER_END:,} noc calls after the thread ended; it was "
-                    "stopped (nothing but the stand-ins runs then: a stand-in that polls for ever would keep "
-                    "run.stop() waiting)"
+                agent.stopped = True  # (its every call raises from now on: it cannot go on)
+                raise AgentStopped(
+                    f"agent {agent.name!r} made {STEPS_AFTER_END:,} noc calls after the thread ended, and was "
+                    "stopped: nothing but the stand-ins runs then, and one that polls for ever would keep "
+                    "run.stop() waiting"
                 )
         if call.what == "raise":
             raise call.error
         region = call.region
         at = region.offset + call.offset
-        state = ctypes.byref(region.cache.state)
+        state = region.cache.state_address
         if call.what == "read":
             out = np.empty(call.size, np.uint8)
             hooks.library().noc_read(state, at, call.size, out.ctypes.data)
@@ -347,6 +347,7 @@ class Cluster:
     def invalidate(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         lost = region.cache.invalidate()
+        self.checker.noc_forget(region)  # (no line of it is stale now)
         self.observers.invalidated(core, region, int(lost.size))
         if lost.size:
             self.checker.dropped(region, lost, core)

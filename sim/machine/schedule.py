@@ -56,6 +56,7 @@ from ..native import hooks
 
 DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
 PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
+AGENT_PATIENCE = 64  # pct: steps a Tensix stand-in takes in a row, no core between, before it is taken to spin
 STRATEGIES = ("round robin", "random", "pct", "replay")
 RECORD_ROWS = 1 << 12  # turns the native side records before it asks for more room
 # The turns that need no Python run in C (TurnLoop, sim/native/sched.c). (False: every turn
@@ -106,7 +107,7 @@ class Schedule:
     or here; pct's choices are made here."""
 
     def __init__(self, plan: Plan, clusters: Sequence[int], keys: Sequence[tuple[int, int]]) -> None:
-        cores = {cluster: sum(1 for c, _ in keys if c == cluster) for cluster in clusters}
+        cores = {cluster: sum(1 for c, n in keys if c == cluster and n < CORES_PER_CLUSTER) for cluster in clusters}
         # The clusters whose start code still runs: those of several cores, whose start
         # ends in a barrier (kmx_runtime/process.c). A lone core's start has no barrier to
         # mark its end: it is counted with kmx_main's instructions.
@@ -195,12 +196,15 @@ class Schedule:
         self._changes = sorted((point, plan.depth - i) for i, point in enumerate(points, 1))
         self._patience = max(k, PATIENCE_FLOOR)
         self._yielded: set[tuple[int, int]] = set()  # cores that yielded since a turn that did not
+        self._in_a_row, self._last_agent = 0, (-1, -1)  # a stand-in's steps in a row (_agent_ran)
         self._steps_spun = 0  # instructions of turns that ran their whole patience: a spin
 
-    def next_turn(self, ready: Sequence) -> tuple[object, int]:
+    def next_turn(self, ready: Sequence, agents_live: int = 0) -> tuple[object, int]:
         """The core to run from READY (never empty) and its instruction count, 0 for no
-        limit."""
+        limit. AGENTS_LIVE: the group's Tensix stand-ins that have not returned (a lone
+        core's turn then has a length)."""
         if self.native is not None:
+            self.native.agents_live = agents_live
             self.make_room()
             count = ctypes.c_uint64()
             by_index = {self._index[key(core)]: core for core in ready}
@@ -222,6 +226,17 @@ class Schedule:
             count = min(count, max(1, self._changes[0][0] - self._steps()))
         return core, count
 
+    def _agent_ran(self, agent) -> None:
+        """pct: a Tensix stand-in took a step. One that takes AGENT_PATIENCE steps in a row,
+        no core's turn between (a stand-in that polls DRAM with noc.read), is taken to spin,
+        as a core that runs its whole patience is: it drops below every participant, so
+        that the cores it waits for run."""
+        self._in_a_row = self._in_a_row + 1 if self._last_agent == key(agent) else 1
+        self._last_agent = key(agent)
+        if self._in_a_row >= AGENT_PATIENCE:
+            self._priority[key(agent)] = min(self._priority.values()) - 1
+            self._in_a_row = 0
+
     def main_begins(self, cluster: int) -> None:
         """CLUSTER's start code released its barrier (its first, sim.machine.cluster): its cores
         enter kmx_main once the turn that released it is counted (`ran`)."""
@@ -239,8 +254,13 @@ class Schedule:
         return 0 if self._starting else self.instructions - self.start_instructions - self._steps_spun
 
     def ran(self, core, count: int, instructions: int) -> None:
-        """CORE's turn of COUNT instructions (0: no limit) ran INSTRUCTIONS of them."""
+        """CORE's turn of COUNT instructions (0: no limit) ran INSTRUCTIONS of them (a
+        Tensix stand-in's step: 1 of 1)."""
         self.instructions += instructions
+        if self._priority and is_agent(core):
+            self._agent_ran(core)
+            return
+        self._in_a_row = 0
         if self._begun:  # (the start's last instructions were this turn's: not kmx_main's)
             self._begun = False
             self.start_instructions = self.instructions
@@ -286,9 +306,9 @@ class TurnLoop:
             agent.wait = schedule._waits[i]
         group.waits = ctypes.addressof(schedule._waits) if self._agents else None
 
-    def run(self, ready: Sequence) -> tuple[object, int, int, int] | None:
+    def run(self, ready: Sequence, agents_live: int = 0) -> tuple[object, int, int, int] | None:
         """Run turns of the READY cores (and Tensix stand-ins, and those whose noc.wait DRAM
-        answers: sim.noc.agent) until one needs Python: (that core, its turn's count, its
+        answers: sim.noc.agent; AGENTS_LIVE: those not returned) until one needs Python: (that core, its turn's count, its
         cycles as the turn began, the engine's error), for Python to finish the turn, or
         (a stand-in, 1, 0, 0) for Python to run its step; None when the loop came back
         between turns (to stop, or to say where the cores are: `interrupt`, `ask`)."""
@@ -296,8 +316,7 @@ class TurnLoop:
         schedule.make_room()
         bit = self._bit
         group.ready = sum(bit[id(p)] for p in ready)
-        if self._agents:
-            group.agents_live = sum(1 for _, agent in self._agents if not agent.done)
+        group.agents_live = agents_live
         for i, core in self._cores:
             self._pcs[i] = core.pc
         for p in ready:

@@ -445,10 +445,12 @@ def library() -> ctypes.CDLL:
             loaded.group_run.restype = ctypes.c_int64
             loaded.group_waits_met.argtypes = [ctypes.POINTER(GroupState)]
             loaded.group_waits_met.restype = ctypes.c_uint64
-            loaded.noc_read.argtypes = [ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
+            # (a region's RegionState by its address: ctypes.addressof, taken once)
+            loaded.noc_read.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
             loaded.noc_read.restype = None
-            loaded.dram_store.argtypes = [ctypes.POINTER(RegionState), ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
-                                          ctypes.c_int]
+            loaded.noc_holds.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
+            loaded.noc_holds.restype = ctypes.c_int
+            loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int]
             loaded.dram_store.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait)):
                 size = loaded.struct_size(which)

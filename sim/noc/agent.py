@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import greenlet
 import numpy as np
 
+from ..._records import AgentStopped
 from ..layout import CORES_PER_CLUSTER
 from ..native import hooks
 
@@ -83,12 +84,6 @@ MAX_AGENTS = 4  # a cluster's stand-ins at most (docs/api.md)
 STEPS_AFTER_END = 1_000_000
 WAIT_SIZES = (1, 2, 4, 8)  # the bytes noc.wait compares: a dtype of these sizes
 _HERE = __file__
-
-
-class AgentStopped(BaseException):
-    """Raised inside a stand-in's noc call when the run stops before the stand-in
-    returned (a BaseException, so that `except Exception` in the function does not
-    swallow the stop)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +168,7 @@ class Agent:
         call = self.pending
         if call.deadline is not None and time.monotonic() >= call.deadline:
             return True
-        return bool(hooks.library().noc_holds(ctypes.byref(call.region.cache.state), call.region.offset + call.offset,
+        return bool(hooks.library().noc_holds(call.region.cache.state_address, call.region.offset + call.offset,
                                               call.size, call.value))
 
     def step(self, perform: Callable[["Agent", Call], Any]) -> None:
@@ -190,7 +185,7 @@ class Agent:
         else:
             try:
                 outcome = (True, perform(self, call))
-            except Exception as error:  # noqa: BLE001 - raised in the function, at its call
+            except (Exception, AgentStopped) as error:  # noqa: BLE001 - raised in the function, at its call
                 outcome = (False, error)
         self._greenlet.switch(outcome)  # (back here at its next call, or its end)
         if self.waiting:
@@ -253,11 +248,14 @@ class Agent:
         if self.stopped or self._greenlet is None or greenlet.getcurrent() is not self._greenlet:
             if self.stopped:
                 raise AgentStopped(f"the run stopped before agent {self.name!r} returned")
-            raise RuntimeError(f"agent {self.name!r}: a noc call comes from the agent's own function, while it runs")
+            raise RuntimeError(
+                f"agent {self.name!r}: noc calls come from the agent's function itself, while it runs: not from "
+                "another Python thread, and not after the function returned"
+            )
         self.pending = call
         ok, value = self._greenlet.parent.switch()
-        if not ok:
-            raise value
+        if not ok:  # (raised here, at the function's own call: not with the simulator's frames)
+            raise value.with_traceback(None)
         return value
 
     def place(self) -> tuple[str, str | None, int | None]:
@@ -294,6 +292,7 @@ class Noc:
         self._agent = agent
         self.name = agent.name
         self.cluster = agent.cluster.number
+        self._by_name = {region.name: region for region in agent.cluster.regions}
 
     def __repr__(self) -> str:
         return f"<noc of agent {self.name!r}, cluster {self.cluster}>"
@@ -304,11 +303,11 @@ class Noc:
         return {region.name: region.size for region in self._agent.cluster.regions}
 
     def _region(self, name: Any, call: str) -> Region:
+        region = self._by_name.get(name) if isinstance(name, str) else None
+        if region is not None:
+            return region
         if not isinstance(name, str):
             raise TypeError(f"noc.{call}: region must be a region name (str), not {type(name).__name__}")
-        for region in self._agent.cluster.regions:
-            if region.name == name:
-                return region
         names = ", ".join(f"{r.name!r} ({r.size} bytes)" for r in self._agent.cluster.regions) or "none"
         raise KeyError(f"noc.{call}: no region {name!r} on cluster {self.cluster}; its regions are {names}")
 
@@ -380,7 +379,8 @@ class Noc:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) or not (
                     timeout >= 0):
                 raise ValueError(f"noc.wait: timeout must be a number of seconds >= 0 or None, not {timeout!r}")
-            deadline = time.monotonic() + float(timeout)
+            if float(timeout) <= threading.TIMEOUT_MAX:  # (longer than the host can wait in one go: for ever)
+                deadline = time.monotonic() + float(timeout)
         value_bits = int.from_bytes(cast.tobytes(), "little")
         call = Call("wait", where, offset, kind.itemsize, b"", kind, value_bits, deadline, *_source_pair())
         return self._agent.call(call)

@@ -73,6 +73,7 @@ class Story(Observer):
         self._held: list | None = None  # findings made inside the kmx call that runs (called)
         self._findings: dict[tuple[int, str], Step] = {}  # a finding's key -> its step
         self.stopped = ""  # why the story stopped early ("": it did not)
+        self._agent_last: tuple | None = None  # a stand-in's last step: (what it was, the step, how many times)
 
     @staticmethod
     def _lines(region) -> int:
@@ -139,12 +140,25 @@ class Story(Observer):
         self.step(core, "fault", fault.source, fault.cause)
 
     def agent_step(self, agent, call) -> None:
+        # (a stand-in that polls: the same call again and again, nothing between, is one
+        # step that counts them, so that polling does not use up the story's steps)
+        same = (agent.name, call.what, call.region.name if call.region is not None else None, call.offset, call.size,
+                call.file, call.line)
+        if self._agent_last is not None and self._agent_last[0] == same and self.steps and self.steps[-1] is self._agent_last[1]:
+            step, times = self._agent_last[1], self._agent_last[2] + 1
+            step.detail = f"{times} times in a row"
+            self._agent_last = (same, step, times)
+            return
+        step = self._agent_step(agent, call)
+        self._agent_last = (same, step, 1) if step is not None else None
+
+    def _agent_step(self, agent, call) -> "Step | None":
         """A Tensix stand-in's noc call (sim.noc.agent): a step of no core's, named after the
         stand-in, at its own Python line. A noc.read of unflushed bytes is a finding, after
         this step."""
         # (no line's state changes at a noc call: DRAM changes, not the cache's picture)
-        self.step(None, functools.partial(call.describe, agent.name), SourceLine(call.file, call.line) if call.file else None,
-                  look=False)
+        return self.step(None, functools.partial(call.describe, agent.name),
+                         SourceLine(call.file, call.line) if call.file else None, look=False)
 
     def ended(self) -> None:
         card = self._cluster.coherence == "card"

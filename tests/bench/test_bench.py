@@ -25,6 +25,7 @@ SMALL = {
     "observing.py": ["--quick", "--repeat", "1"],
     "first_run.py": ["--quick"],
     "races.py": ["--quick"],
+    "noc.py": ["--quick"],
 }
 
 

@@ -345,9 +345,9 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
     needless = []  # turns the loop handed to Python though they made no call of Python's
     loop_run = schedule.TurnLoop.run
 
-    def counting_run(self, ready):
+    def counting_run(self, ready, *rest):
         calls = [core.native.isa.python_calls for core in self.cores]
-        handed = loop_run(self, ready)
+        handed = loop_run(self, ready, *rest)
         if handed is not None:
             needless.append(handed[0].native.isa.python_calls == calls[self.cores.index(handed[0])])
         return handed

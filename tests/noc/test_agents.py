@@ -315,3 +315,148 @@ def test_two_stand_ins_on_one_cluster_take_their_own_steps(tmp_path):
     _, loaded = run(program)
     assert loaded.agent("watcher").result == 2
     assert {core for _, core, _ in loaded.schedule.turns} == {0, 4, 5}
+
+
+def test_a_wait_for_a_value_of_eight_bytes_past_32_bits(tmp_path):
+    big = 2**40 + 5
+
+    def writer(noc):
+        producer(noc)
+        noc.write("out", 8, np.uint64([big]))
+
+    def waiter(noc):
+        return int(noc.wait("out", 8, big, dtype=np.uint64))
+
+    program = exchange(tmp_path, agent=writer)
+    program.noc_agent("waiter", waiter, cluster=1)
+    _, loaded = run(program)
+    assert loaded.agent("waiter").result == big and loaded.agent("waiter").error is None
+
+
+# -- what a review found: the thread's end by a fault, pct, the trace, the limits -----------------
+
+FAULT_AND_SPIN = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(1, 0);
+    if (core == 0)
+        *(volatile uint32_t*)0 = 1;  /* line 6: a fault */
+    for (;;)
+        kmx_invalidate(1);  /* core 1: spins for ever */
+    return flags[0];
+}
+"""
+
+
+def test_a_fault_ends_the_thread_and_a_stand_in_waiting_for_it_fails_at_once(tmp_path):
+    def agent(noc):
+        noc.wait("flags", 0, 12345)
+
+    program = program_for(FAULT_AND_SPIN, tmp_path, regions=REGIONS, cores=2)
+    program.noc_agent("producer", agent, cluster=1)
+    with km.Session() as session:
+        loaded = session.load(program)
+        with pytest.raises(km.ThreadFault):
+            loaded.thread_result(timeout=60)
+        loaded.stop()  # (returns: the spinning core ended with the fault, and the wait failed)
+    error = loaded.agent("producer").error
+    assert isinstance(error, RuntimeError) and "DRAM will never hold 12345" in str(error)
+
+
+def test_pct_counts_a_lone_cores_instructions_and_its_seeds_differ(tmp_path):
+    first = run(exchange(tmp_path))[1]
+    [(cluster, instructions)] = first.schedule.instructions
+    assert cluster == 1 and instructions > 1000  # (a stand-in is no core: no start barrier is waited for)
+    turns = {tuple(run(exchange(tmp_path), schedule=km.Schedule.pct(seed, instructions=first.schedule.instructions))[1]
+                   .schedule.turns) for seed in range(4)}
+    assert len(turns) > 1
+
+
+def test_under_pct_a_stand_in_that_polls_does_not_starve_the_core(tmp_path):
+    def poller(noc):
+        producer_first = noc.write("data", 0, DATA), noc.write("flags", 0, np.uint32([1]))
+        while int(noc.read("flags", 64, 4).view(np.uint32)[0]) != 1:  # (polls, rather than waits)
+            pass
+        noc.write("flags", 0, np.uint32([2]))
+        return producer_first is not None
+
+    for seed in range(4):
+        _, loaded = run(exchange(tmp_path, agent=poller), schedule=km.Schedule.pct(seed, depth=1), timeout=120)
+        assert loaded.agent("producer").result is True
+
+
+def test_a_trace_does_not_change_a_seeds_turns(tmp_path):
+    plain = run(exchange(tmp_path), schedule_seed=7)[1].schedule.turns
+    traced = run(exchange(tmp_path), schedule_seed=7, trace=tmp_path / "t.json")[1].schedule.turns
+    assert plain == traced
+
+
+def test_a_stand_in_that_calls_on_and_on_after_the_thread_ended_is_stopped(tmp_path, monkeypatch):
+    from komorebi.sim.noc import agent as agents
+    from komorebi.sim.machine import cluster
+
+    monkeypatch.setattr(cluster, "STEPS_AFTER_END", 50)
+    monkeypatch.setattr(agents, "STEPS_AFTER_END", 50)
+
+    def stubborn(noc):
+        producer(noc)
+        while True:
+            try:
+                noc.read("out", 0, 4)
+            except Exception:  # noqa: BLE001 - it swallows what it can
+                pass
+
+    _, loaded = run(exchange(tmp_path, agent=stubborn))
+    error = loaded.agent("producer").error
+    assert isinstance(error, km.AgentStopped) and "made 50 noc calls after the thread ended" in str(error)
+
+
+def test_a_generator_or_async_function_is_refused(tmp_path):
+    program = program_for("exchange.c", tmp_path, regions=REGIONS)
+
+    def generator(noc):
+        yield noc.read("data", 0, 4)
+
+    async def coroutine(noc):
+        return None
+
+    for function in (generator, coroutine):
+        with pytest.raises(TypeError, match="its body would never run"):
+            program.noc_agent("a", function, cluster=1)
+
+
+def test_an_endless_timeout_waits_for_ever(tmp_path):
+    def agent(noc):
+        noc.write("data", 0, DATA)
+        noc.write("flags", 0, np.uint32([1]))
+        noc.wait("flags", 64, 1, timeout=float("inf"))
+        noc.write("flags", 0, np.uint32([2]))
+        return "done"
+
+    _, loaded = run(exchange(tmp_path, agent=agent))
+    assert loaded.agent("producer").result == "done"
+
+
+def test_an_error_at_a_step_is_at_the_functions_own_line(tmp_path):
+    def agent(noc):
+        noc.wait("flags", 64, 5, timeout=0.1)  # (line 1 of the function's body: a timeout)
+
+    with km.Session() as session:
+        loaded = session.load(exchange(tmp_path, agent=agent))
+        with pytest.raises(TimeoutError):  # (the thread waits for the data that never comes)
+            loaded.thread_result(timeout=0.5)
+        loaded.stop()
+    report = loaded.agent("producer")
+    assert isinstance(report.error, TimeoutError)
+    assert report.file == __file__ and report.line == agent.__code__.co_firstlineno + 1
+
+
+def test_a_stand_in_that_polls_is_one_step_of_the_story(tmp_path):
+    def poller(noc):
+        producer(noc)
+        for _ in range(200):
+            noc.read("out", 0, 4)
+
+    _, loaded = run(exchange(tmp_path, agent=poller))
+    page = loaded.cache_story(tmp_path / "story.html").read_text()
+    assert "200 times in a row" in page
