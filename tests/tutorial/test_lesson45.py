@@ -84,10 +84,15 @@ def test_the_mistakes_are_double_c_less_the_lines_the_page_names():
     lines = DOUBLE.read_text().splitlines(keepends=True)
     assert lines[17].strip() == "kmx_invalidate(0);" and lines[21].strip() == "kmx_flush(2);"
     thread = LESSON / "thread"
-    assert (thread / "no_invalidate.c").read_text() == "".join(lines[:17] + lines[18:])
-    assert (thread / "no_flush.c").read_text() == "".join(lines[:21] + lines[22:])
-    assert (thread / "invalidate_not_flush.c").read_text() == "".join(
-        lines[:21] + [lines[21].replace("kmx_flush(2)", "kmx_invalidate(2)")] + lines[22:])
+
+    def code(text):  # (from the #include on, line 4: each file's comment says its mistake, in 3 lines)
+        assert text.splitlines()[3] == '#include "kmx.h"'
+        return text.split("#include", 1)[1]
+
+    assert code((thread / "no_invalidate.c").read_text()) == code("".join(lines[:17] + lines[18:]))
+    assert code((thread / "no_flush.c").read_text()) == code("".join(lines[:21] + lines[22:]))
+    assert code((thread / "invalidate_not_flush.c").read_text()) == code("".join(
+        lines[:21] + [lines[21].replace("kmx_flush(2)", "kmx_invalidate(2)")] + lines[22:]))
     program = (LESSON / "program.py").read_text().splitlines()
     assert program[24].strip() == 'noc.write("frame", 0, frame(n))'  # program.py:25
     assert program[26].strip() == 'noc.wait("flags", 64, n)'  # program.py:27

@@ -1,6 +1,6 @@
-/* The X280 side of a frame exchange with the Tensix side: for each frame, wait for the
- * Tensix side's flag, read the frame, write each word doubled into "results", flush
- * them, then raise the thread's own flag. */
+/* double.c with kmx_invalidate(2) where kmx_flush(2) belongs: the invalidate drops the
+ * dirty results, and DRAM keeps what it held before, for the Tensix side to read.
+ */
 #include "kmx.h"
 
 #define FRAMES 4

@@ -1,6 +1,6 @@
-/* The X280 side of a frame exchange with the Tensix side: for each frame, wait for the
- * Tensix side's flag, read the frame, write each word doubled into "results", flush
- * them, then raise the thread's own flag. */
+/* double.c without its kmx_flush(2): the thread raises its flag while the results are
+ * still dirty in the cache, and the Tensix side, which reads DRAM, gets the old bytes.
+ */
 #include "kmx.h"
 
 #define FRAMES 4

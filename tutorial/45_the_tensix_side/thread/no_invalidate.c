@@ -1,6 +1,6 @@
-/* The X280 side of a frame exchange with the Tensix side: for each frame, wait for the
- * Tensix side's flag, read the frame, write each word doubled into "results", flush
- * them, then raise the thread's own flag. */
+/* double.c without its kmx_invalidate(0): the thread reads each new frame through the
+ * cache, which still holds the lines of the first one, while the Tensix side's writes
+ * went to DRAM past it. */
 #include "kmx.h"
 
 #define FRAMES 4
