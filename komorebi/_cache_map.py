@@ -92,6 +92,7 @@ def cache_report(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
                 out.append(f"  one mark for every {per} lines, the most important of them")
             out.extend("  " + marks[i : i + TEXT_WIDTH] for i in range(0, len(marks), TEXT_WIDTH))
             out.append("  " + _counts(states))
+            out.extend("  " + said for said in picture.noc)  # (a Tensix stand-in's reads and writes)
         for finding in found:
             out.append(f"finding: {_finding(finding)}")
     if not out:
@@ -172,6 +173,9 @@ def cache_map_svg(pictures: Iterable[RegionPicture], findings: Iterable) -> str:
             for text in _wrap(_counts(states).split("; "), 95):
                 y += 12
                 body.append(f'<text x="{LEFT}" y="{y}" font-size="10" fill="#333">{escape(text)}</text>')
+            for text in picture.noc:  # (a Tensix stand-in's reads and writes)
+                y += 12
+                body.append(f'<text x="{LEFT}" y="{y}" font-size="10" fill="#0072b2">{escape(text)}</text>')
             y += 8
         for finding in found:
             y += 15

@@ -190,6 +190,7 @@ class RegionPicture:
     line_bytes: int
     first_offset: int
     states: "np.ndarray" = field(repr=False)
+    noc: tuple[str, ...] = ()  # what each Tensix stand-in (program.noc_agent) did to the region's DRAM, a line each
 
 
 @dataclass(frozen=True)

@@ -498,7 +498,8 @@ class Card:
 
     def pictures(self, cluster: int | None = None) -> list[RegionPicture]:
         """Each region's lines as they are, cluster by cluster (or CLUSTER's)."""
-        return [region.picture(number, placed.coherence) for number, placed in sorted(self.clusters.items())
+        return [region.picture(number, placed.coherence, noc=placed.noc_said(region))
+                for number, placed in sorted(self.clusters.items())
                 if cluster in (None, number) for region in placed.regions]
 
     def story(self) -> CacheStory:

@@ -89,12 +89,13 @@ class Region:
         memory where the caller writes into it)."""
         return self.storage.copy(self.offset, self.size)
 
-    def picture(self, cluster: int, coherence: str, states: np.ndarray | None = None) -> RegionPicture:
+    def picture(self, cluster: int, coherence: str, states: np.ndarray | None = None,
+                noc: tuple[str, ...] = ()) -> RegionPicture:
         """The region's lines, each a LineState: as STATES says (its lines only), else as
-        they are now."""
+        they are now; NOC: what the Tensix stand-ins did to its DRAM (Cluster.noc_said)."""
         if states is None:
             states = self.cache.line_states()[self.offset // LINE : -(-(self.offset + self.size) // LINE)]
-        return RegionPicture(cluster, coherence, self.name, self.id, self.size, LINE, self.offset % LINE, states)
+        return RegionPicture(cluster, coherence, self.name, self.id, self.size, LINE, self.offset % LINE, states, noc)
 
 
 def _region_span(storage: Storage, name: str, base: int, holding: Holding) -> Span:
@@ -240,6 +241,8 @@ class Cluster:
         self.checker.on_finding = self.observers.finding
         self.checker.on_change = self.observers.finding_changed
         self.agents: list[Agent] = []  # the Tensix stand-ins (sim.noc.agent), in the program's order
+        # (region ID, stand-in, "read" or "write"): [calls, first byte, end, file, line of the last]
+        self._noc_tally: dict[tuple[int, str, str], list] = {}
 
     def add_agent(self, name: str, function) -> Agent:
         """A Tensix stand-in of this cluster's (sim.noc.agent), placed before the run starts."""
@@ -274,6 +277,7 @@ class Cluster:
             out = np.empty(call.size, np.uint8)
             hooks.library().noc_read(state, at, call.size, out.ctypes.data)
             self.observers.agent_step(agent, call)
+            self._tally(region, agent, call)
             lines = region.cache.dirty_lines_in(at, at + call.size)
             if lines.size:
                 self.checker.unflushed_read(region, lines, agent.name, call.file, call.line)
@@ -285,6 +289,7 @@ class Cluster:
             data = np.frombuffer(call.data, np.uint8)
             hooks.library().dram_store(state, at, call.size, data.ctypes.data, 0)
             self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
+            self._tally(region, agent, call)
             self.observers.agent_step(agent, call)
             return None
         # a wait: DRAM holds the value (the schedule chose the step for it), or its time is up
@@ -297,6 +302,30 @@ class Cluster:
             )
         self.observers.agent_step(agent, call)
         return now.view(call.dtype)[0]
+
+    def _tally(self, region: Region, agent: Agent, call: Call) -> None:
+        tally = self._noc_tally.setdefault((region.id, agent.name, call.what), [0, call.offset, call.offset, None, None])
+        tally[0] += 1
+        tally[1], tally[2] = min(tally[1], call.offset), max(tally[2], call.offset + call.size)
+        tally[3], tally[4] = call.file, call.line
+
+    def noc_said(self, region: Region) -> tuple[str, ...]:
+        """What each Tensix stand-in did to REGION's DRAM, a line each, for the picture."""
+        out = []
+        for agent in self.agents:
+            parts = []
+            for what, verb in (("write", "wrote"), ("read", "read")):
+                tally = self._noc_tally.get((region.id, agent.name, what))
+                if tally is None:
+                    continue
+                calls, start, end, file, line = tally
+                span = f"all {region.size} bytes" if (start, end) == (0, region.size) else f"bytes {start} to {end - 1}"
+                where = f", the last at {Path(file).name}:{line}" if file else ""
+                past = " to DRAM" if what == "write" else " from DRAM"
+                parts.append(f"{verb} {span}{past} ({calls} noc.{what}{'s' if calls != 1 else ''}{where})")
+            if parts:
+                out.append(f"the Tensix side: agent {agent.name!r} " + "; ".join(parts))
+        return tuple(out)
 
     def agents_ready(self) -> list[Agent]:
         """The stand-ins whose step can run now (sim.noc.agent.Agent.ready)."""

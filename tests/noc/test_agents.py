@@ -460,3 +460,13 @@ def test_a_stand_in_that_polls_is_one_step_of_the_story(tmp_path):
     _, loaded = run(exchange(tmp_path, agent=poller))
     page = loaded.cache_story(tmp_path / "story.html").read_text()
     assert "200 times in a row" in page
+
+
+def test_the_picture_says_what_each_stand_in_did_to_each_regions_dram(tmp_path):
+    _, loaded = run(exchange(tmp_path, flush=False))
+    report = loaded.cache_report()
+    assert "  the Tensix side: agent 'producer' wrote all 4096 bytes to DRAM (1 noc.write, the last at test_agents.py:24)" in report
+    assert "the Tensix side: agent 'producer' wrote bytes 0 to 3 to DRAM (2 noc.writes, the last at test_agents.py:28)" in report
+    assert "the Tensix side: agent 'producer' read all 4096 bytes from DRAM (1 noc.read, the last at test_agents.py:27)" in report
+    svg = loaded.cache_map(tmp_path / "map.svg").read_text()
+    assert "agent &#x27;producer&#x27; read all 4096 bytes from DRAM" in svg or "agent 'producer' read all 4096 bytes" in svg
