@@ -21,6 +21,7 @@ from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
 from komorebi.sim.machine.schedule import DEFAULT_QUANTUM, Plan
+from komorebi.sim.noc.agent import MAX_AGENTS
 
 if TYPE_CHECKING:  # (the card and its engine are imported by the first load, not with the seam)
     from komorebi.sim.machine.card import Card
@@ -34,7 +35,7 @@ __all__ = [
 # module) says what the machine says.
 _machine = {"PAGE": PAGE, "CLUSTERS": CLUSTERS, "CORES_PER_CLUSTER": CORES_PER_CLUSTER, "MAX_REGIONS": MAX_REGIONS,
             "MAX_WORDS": MAX_WORDS, "DEFAULT_HEAP_BYTES": DEFAULT_HEAP_BYTES, "DEFAULT_QUANTUM": DEFAULT_QUANTUM,
-            "OUTPUT_KEPT": OUTPUT_KEPT}
+            "OUTPUT_KEPT": OUTPUT_KEPT, "MAX_AGENTS": MAX_AGENTS}
 _differ = {name: (getattr(_limits, name), value) for name, value in _machine.items() if getattr(_limits, name) != value}
 if _differ:
     raise RuntimeError(f"komorebi._limits and the simulator disagree (API's, machine's): {_differ}")

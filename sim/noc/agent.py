@@ -78,6 +78,7 @@ class Cluster(Protocol):
     number: int
     regions: list[Region]
 
+
 MAX_AGENTS = 4  # a cluster's stand-ins at most (docs/api.md)
 # A stand-in still making calls this many steps after the thread ended is stopped: its
 # call raises (so that stop() cannot wait for ever on one that polls).
