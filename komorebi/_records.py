@@ -123,13 +123,14 @@ class Finding:
     """One coherence mistake of a thread: what, where in the region, where in the source.
 
     `kind` is "read-before-invalidate", "unflushed-write", "invalidate-dropped-writes",
-    "flush-wrote-stale-bytes", "stale-read", "mixed-alias" or "noc-read-unflushed"; `start`
+    "flush-wrote-stale-bytes", "stale-read", "mixed-alias", "noc-read-unflushed" or
+    "flush-over-noc-write"; `start`
     and `end` are byte offsets in the region (end exclusive), the span of every byte the
     mistake touched; `file` and `line` are the thread's source line of its first
     occurrence; `message` says what went wrong and what the fix is. Where a Tensix
     stand-in (program.noc_agent) took part, `agent` names it and `agent_file` and
     `agent_line` are the Python line of its noc call: the noc.write under a stale read,
-    the noc.read of bytes a core had not flushed.
+    the noc.read of bytes a core had not flushed, the noc.write a flush wrote back over.
 
     >>> run.stop()
     >>> for finding in run.findings:

@@ -10,6 +10,7 @@ and kind, named in the user's own source line and explained.
 | stale-read | a core reads bytes of a stale line that it did not write: in strict mode, a line cached before Python wrote the region, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store wrote to DRAM under a line the cache held |
 | mixed-alias | a line is touched through the cached alias and through the uncached one |
 | noc-read-unflushed | a Tensix stand-in's noc.read (sim.noc.agent) reads bytes a core wrote and has not flushed: it gets DRAM's old bytes |
+| flush-over-noc-write | kmx_flush writes a line back over bytes a Tensix stand-in wrote to DRAM after the line was cached: a flush writes whole lines, and the stand-in's bytes are lost |
 
 A stand-in's noc.write under a line the cache holds makes the line stale, as an uncached
 store does: a core's read of it before an invalidate is a stale-read, which names the
@@ -49,8 +50,9 @@ FLUSH_WROTE_STALE_BYTES = "flush-wrote-stale-bytes"
 STALE_READ = "stale-read"
 MIXED_ALIAS = "mixed-alias"
 NOC_READ_UNFLUSHED = "noc-read-unflushed"
+FLUSH_OVER_NOC_WRITE = "flush-over-noc-write"
 KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
-         MIXED_ALIAS, NOC_READ_UNFLUSHED)
+         MIXED_ALIAS, NOC_READ_UNFLUSHED, FLUSH_OVER_NOC_WRITE)
 
 
 def _at(source) -> str:
@@ -313,6 +315,39 @@ class Checker:
                 "Tensix core reads DRAM past that cache. Call "
                 f"kmx_flush({region.id}) after the last write and before the thread says the data "
                 "is ready (before it writes or flushes its flag)."
+            ),
+            agent=(agent, file, line),
+        )
+
+    def flush_over_noc(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
+        """CORE's kmx_flush of REGION wrote LINES back over bytes that reached DRAM past the
+        cache since the lines were cached: a Tensix stand-in's (those named here; the uncached
+        alias's own stores have their mixed-alias)."""
+        writers = [(int(line), self._noc_writer(region, int(line) * LINE)) for line in lines.tolist()]
+        writers = [(line, writer) for line, writer in writers if writer is not None]
+        if not writers:
+            return
+        start, end = self._line_range(region, np.array([line for line, _ in writers]))
+        if start >= end:
+            return
+        key = (region.id, FLUSH_OVER_NOC_WRITE)
+        if key in self._found:
+            self._extend(key, start, end)
+            return
+        number, source = self._here(core, core.call_pc())
+        agent, file, line = writers[0][1]
+        where = _at(source)
+        at = f" at {PurePath(file).name}:{line}" if file else ""
+        self._record(
+            key, number, region, start, end, source,
+            lambda start, end: (
+                f"kmx_flush({region.id}) {where}wrote lines of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}) back over bytes agent {agent!r} had written to DRAM"
+                f"{at} (noc.write) after the cache took the lines: a flush writes whole 64-byte lines, "
+                "so DRAM got the cache's older copy of those bytes, and the agent's are lost. Keep what "
+                "the Tensix side writes and what the thread writes on lines of their own (a flag each "
+                f"way, 64 bytes apart), or drop the lines (kmx_invalidate({region.id})) before the "
+                "thread writes them."
             ),
             agent=(agent, file, line),
         )

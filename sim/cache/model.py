@@ -271,6 +271,7 @@ class CachedRegion:
             read_cores=hooks.pointer(self.read_cores),
         )
         self.state_address = ctypes.addressof(self.state)  # (for the native calls that take it: sim/native/noc.c)
+        self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
         self._as_loaded: np.ndarray | None = None
@@ -540,6 +541,9 @@ class CachedRegion:
         lines = np.concatenate(lines) if lines else _NO_LINES
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
         self._fresh_again(lines)
+        # (the lines written back over bytes that reached DRAM past the cache since they were
+        # cached: a Tensix stand-in's noc.write, or the uncached alias's store; the checker's)
+        self.overwritten = lines[self._uc_stale[lines] != 0] if self.uncached_used and lines.size else _NO_LINES
         self._written_back(lines)
         if self.rescued is not None:  # the region is flushed now, as it should have been
             self.rescued[:] = 0

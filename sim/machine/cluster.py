@@ -387,6 +387,8 @@ class Cluster:
         # (the bytes before the region's start, in its first line, are not its own)
         written, stale = region.cache.flush(self.coherence == "strict", region.offset)
         self.checker.stale_flush(region, stale, core)
+        if region.cache.overwritten.size:
+            self.checker.flush_over_noc(region, region.cache.overwritten, core)
         self.observers.flushed(core, region, len(written))
         self._forget_translations()
 

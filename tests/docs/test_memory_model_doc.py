@@ -95,7 +95,7 @@ int kmx_main(int core) {
 
 def test_the_page_has_an_example_of_each_kind():
     assert re.findall(r"^### (.*)$", page(), re.M) == KINDS
-    kinds = ", ".join(f'`"{kind}"`' for kind in [*KINDS, "noc-read-unflushed"])  # (its example: lesson 45's)
+    kinds = ", ".join(f'`"{kind}"`' for kind in [*KINDS, "noc-read-unflushed", "flush-over-noc-write"])  # (lesson 45, tests/noc)
     assert f"- `kind`: one of {kinds};" in prose()
 
 

@@ -470,3 +470,34 @@ def test_the_picture_says_what_each_stand_in_did_to_each_regions_dram(tmp_path):
     assert "the Tensix side: agent 'producer' read all 4096 bytes from DRAM (1 noc.read, the last at test_agents.py:27)" in report
     svg = loaded.cache_map(tmp_path / "map.svg").read_text()
     assert "agent &#x27;producer&#x27; read all 4096 bytes from DRAM" in svg or "agent 'producer' read all 4096 bytes" in svg
+
+
+SHARED_LINE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(1, 0);
+    do kmx_invalidate(1); while (flags[0] != 1);
+    for (volatile uint32_t i = 0; i < 5000; i++) {
+    }
+    flags[1] = 1;  /* line 8: the thread's flag, at byte 4: the stand-in's line */
+    kmx_flush(1);
+    return 0;
+}
+"""
+
+
+def test_a_flush_over_a_stand_ins_bytes_in_the_same_line_loses_them_and_is_named(tmp_path):
+    def agent(noc):
+        noc.write("flags", 0, np.uint32([1]))
+        noc.write("flags", 8, np.uint32([5]))  # (a second word, while the thread holds the line)
+        noc.wait("flags", 4, 1)
+        return int(noc.read("flags", 8, 4).view(np.uint32)[0])
+
+    program = program_for(SHARED_LINE, tmp_path, regions=REGIONS)
+    program.noc_agent("producer", agent, cluster=1)
+    _, loaded = run(program)
+    assert loaded.agent("producer").result == 0  # (the cache's older copy of byte 8 went back over the 5)
+    f = next(f for f in loaded.findings if f.kind == "flush-over-noc-write")
+    assert f.region == "flags" and (f.start, f.end) == (0, 64) and f.line == 9
+    assert f.agent == "producer" and f.agent_file == __file__
+    assert "a flush writes whole 64-byte lines" in f.message and "lines of their own" in f.message
