@@ -118,9 +118,9 @@ class Checker:
         self._regions: dict[int, "Region"] = {}
         self._others: dict[tuple[int, str], list[tuple[int, int, int]]] = {}
         self.on_change: Callable[[Finding], None] | None = None  # told of a finding settle changed
-        # region ID: the Tensix stand-ins' writes to its DRAM, in order: (span start, end,
-        # stand-in, its file, its line) (sim.noc.agent)
-        self._noc_writes: dict[int, list[tuple[int, int, str, str | None, int | None]]] = {}
+        # region ID: the Tensix stand-ins' writes to its DRAM since its last invalidate, the
+        # last of each span, oldest first: (span start, end) -> (stand-in, file, line) (sim.noc.agent)
+        self._noc_writes: dict[int, dict[tuple[int, int], tuple[str, str | None, int | None]]] = {}
 
     def has(self, region: "Region", kind: str) -> bool:
         return (region.id, kind) in self._found
@@ -278,7 +278,9 @@ class Checker:
     def noc_wrote(self, region: "Region", start: int, end: int, agent: str, file: str | None, line: int | None) -> None:
         """Tensix stand-in AGENT's noc.write at FILE:LINE wrote [START, END) of REGION's span
         to DRAM (a stale read of those bytes names it)."""
-        self._noc_writes.setdefault(region.id, []).append((start, end, agent, file, line))
+        writes = self._noc_writes.setdefault(region.id, {})
+        writes.pop((start, end), None)  # (a span written again is the newest: a stand-in that polls stays one entry)
+        writes[(start, end)] = (agent, file, line)
 
     def noc_forget(self, region: "Region") -> None:
         """REGION's lines were all dropped: no stand-in's write lies under a cached line of it."""
@@ -286,9 +288,9 @@ class Checker:
 
     def _noc_writer(self, region: "Region", offset: int):
         """The last stand-in's write that covered OFFSET of REGION's span: (name, file, line), or None."""
-        for start, end, agent, file, line in reversed(self._noc_writes.get(region.id, ())):
+        for (start, end), writer in reversed(self._noc_writes.get(region.id, {}).items()):
             if start // LINE <= offset // LINE < -(-end // LINE):
-                return agent, file, line
+                return writer
         return None
 
     def unflushed_read(self, region: "Region", lines: np.ndarray, agent: str, file: str | None,

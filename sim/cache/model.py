@@ -454,10 +454,11 @@ class CachedRegion:
             own |= self._own_clean[start:end] == 1
         return np.where(own, CLEAN_COPY, IN_DRAM).astype(np.uint8)
 
-    def _written_runs(self) -> Iterator[tuple[int, int, int]]:
-        """[start, end) of runs of pages written since they were last clean, each with
-        its clean bytes in one place (`_reference`), and that place."""
-        pages = np.flatnonzero(self._writable)
+    def _written_runs(self, first: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+        """[start, end) of runs of pages written since they were last clean (of pages
+        [FIRST, END), by default all), each with its clean bytes in one place
+        (`_reference`), and that place."""
+        pages = np.flatnonzero(self._writable[first:end]) + first
         for start, end in runs(pages, CHUNK_PAGES):
             where = self._reference(start, end)
             edges = np.flatnonzero(np.diff(where)) + 1 + start
@@ -492,7 +493,8 @@ class CachedRegion:
         first, last = start // PAGE, -(-end // PAGE)
         if not (self._writable[first] if last - first == 1 else self._writable[first:last].any()):
             return _NO_LINES
-        lines = self.dirty_lines()
+        found = [self._dirty_in(*run) for run in self._written_runs(first, last)]
+        lines = np.concatenate(found) if found else _NO_LINES
         return lines[(lines >= start // LINE) & (lines < -(-end // LINE))]
 
     def dram_as_on_a_card(self) -> np.ndarray:

@@ -244,9 +244,8 @@ class Card:
         # trace's turns and gdb's are Python's, and so are pct's choices.
         native = (schedule.native is not None and scheduling.TURN_LOOP_IN_C
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
-        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores],
-                        [agent for cluster in clusters for agent in cluster.agents]) if native else None
         agents = [agent for cluster in clusters for agent in cluster.agents]
+        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents) if native else None
         while live and not self._stopping.is_set():
             # (a cluster whose thread ended, returned or faulted, offers its stand-ins alone)
             ready = [p for cluster in live for p in (cluster.agents_ready() if cluster.ended else cluster.runnable())]

@@ -92,15 +92,7 @@ class Story(Observer):
         Returns it (None: the story has stopped)."""
         if self.stopped:
             return None
-        if not look:
-            if len(self.steps) >= STORY_STEPS:
-                self.stopped = f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} steps"
-                return None
-            step = Step(core.number if core is not None else -1, what, source.file if source else None,
-                        source.line if source else None, detail=detail)
-            self.steps.append(step)
-            return step
-        lines = sum(states.size for states in self._now)
+        lines = sum(states.size for states in self._now) if look else 0
         if len(self.steps) >= STORY_STEPS or self._looked + lines > STORY_LINES:
             self.stopped = (f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} "
                             f"steps and looks at most {STORY_LINES:,} lines in all")
@@ -108,7 +100,7 @@ class Story(Observer):
         self._looked += lines
         step = Step(core.number if core is not None else -1, what, source.file if source else None,
                     source.line if source else None, detail=detail)
-        for n, region in enumerate(self._cluster.regions):
+        for n, region in enumerate(self._cluster.regions if look else ()):
             states = self._states(region)
             runs = _runs(self._now[n], states)
             if runs is not None:
