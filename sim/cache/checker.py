@@ -366,7 +366,7 @@ class Checker:
         pc = core.access_pc(region.address - region.offset + offset, size, False) if core is not None else None
         number, source = self._here(core, pc)
         where = _at(source)
-        uncached = region.cache.uncached_used and bool(region.cache.uc_stale_at(offset))
+        uncached = bool(region.cache.uc_stale_at(offset))
         writer = self._noc_writer(region, offset) if uncached else None
         if writer is not None:
             self._noc_stale_read(key, region, start, end, number, source, writer)

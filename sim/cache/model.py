@@ -38,6 +38,9 @@ lines, so page-level flags describe each line exactly. One thing is approximate:
 that writes a line's own value back leaves the line equal to its clean bytes, and the
 model counts it clean. On a card that line would be dirty and written back with the same
 bytes; no program can tell the two apart unless something else writes DRAM meanwhile.
+Where something can (a Tensix stand-in, the uncached alias), the region's lines are known
+one by one (know_lines): every access is watched (sim/native/watch.c), a line is in the
+cache once a core touched it, and dirty once a core wrote it, whatever it stored.
 
 The model never calls the engine. After `invalidate`, `flush` and `hand_back` the caller
 must drop the engines' TLB entries, so that the next access comes through the fill hook
@@ -115,7 +118,7 @@ def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int,
             return
         try:
             if kind == hooks.EVENT_UNCACHED:
-                cache.start_uncached()
+                cache.know_lines()
             elif cache.on_line_event is not None:
                 cache.on_line_event(kind, offset, size)
         except BaseException as error:  # noqa: BLE001 - raised after the run
@@ -238,13 +241,14 @@ class CachedRegion:
         self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
         # the checker's: a stale read of (offset, size), or a line flush that wrote stale bytes
         self.on_line_event: Callable[[int, int, int], None] | None = None
-        # The uncached alias (start_uncached): per page, the lines in the cache and those
-        # touched through each alias; per line, the bytes DRAM changed under (and, direct,
-        # DRAM's bytes there); per page, copy-on-write: its clean bytes are a copy.
-        self.uncached_used = False
+        # Lines known one by one (know_lines): per page, the lines in the cache, those written
+        # since clean, and those touched through each alias; per line, the bytes DRAM changed
+        # under (and, direct, DRAM's bytes there); per page, copy-on-write: its clean bytes
+        # are a copy.
+        self.lines_known = False
         self.tile: Tile | None = None  # the card-size cache (use_tile)
         self.rescued: np.ndarray | None = None
-        self._cached_lines = self._uc_stale = self._side_mask = self._side = self._own_clean = None
+        self._cached_lines = self._dirty_mask = self._uc_stale = self._side_mask = self._side = self._own_clean = None
         self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
         self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.machine.cluster: the turn goes to Python)
         self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
@@ -314,17 +318,22 @@ class CachedRegion:
         self.state.stale_lines = hooks.pointer(self._stale_lines)
         self.state.told = hooks.pointer(self._told)
 
-    def start_uncached(self) -> None:
-        """The thread's first access through the uncached alias (sim/native/watch.c, which
-        watches every page of the region from now on): what it keeps of each line. A line
-        of a page filled before is taken to be in the cache (the pages were not watched:
-        which of their lines were touched is not known), and so touched through the cached
-        alias."""
-        if self.uncached_used:
+    def know_lines(self) -> None:
+        """From now on, every page of the region is watched (sim/native/watch.c) and its
+        lines are known one by one: which are in the cache, which were written since clean,
+        which DRAM changed under. From the load on where a Tensix stand-in may write DRAM
+        (sim.machine.cluster), else from the thread's first access through the uncached
+        alias. Then a line of a page filled before is taken to be in the cache (the pages were
+        not watched: which of their lines were touched is not known), and so touched through
+        the cached alias; a line is dirty if its bytes differ from its clean ones."""
+        if self.lines_known:
             return
         full = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
         lines = self.pages * LINES_PER_PAGE
         self._cached_lines = np.where(self._filled == 1, full, np.uint64(0)).astype(np.uint64)
+        self._dirty_mask = np.zeros(self.pages, np.uint64)
+        dirty = self.dirty_lines()  # (compared with their clean bytes, as until now)
+        np.bitwise_or.at(self._dirty_mask, dirty // LINES_PER_PAGE, np.uint64(1) << (dirty % LINES_PER_PAGE).astype(np.uint64))
         touched = (self.loaded == 1) | (self.written == 1)
         if self._unpainted is not None:
             touched |= self._unpainted == 0
@@ -344,14 +353,14 @@ class CachedRegion:
         else:
             self._own_clean = np.zeros(self.pages, np.uint8)
             state.own_clean = hooks.pointer(self._own_clean)
-        for name in ("cached_lines", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
+        for name in ("cached_lines", "dirty_mask", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
             setattr(state, name, hooks.pointer(getattr(self, "_" + name), ctypes.c_uint64))
-        state.uncached_used = 1
-        self.uncached_used = True
+        state.lines_known = 1
+        self.lines_known = True
 
     def uc_stale_at(self, offset: int) -> int:
         """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
-        return int(self._uc_stale[offset // LINE]) if self._uc_stale is not None else 0
+        return int(self._uc_stale[offset // LINE]) if self.lines_known else 0
 
     def use_tile(self, tile: Tile, base: int) -> None:
         """The card-size cache: every page watched, each access counted in TILE's levels
@@ -383,7 +392,7 @@ class CachedRegion:
 
     def _written_back(self, lines: np.ndarray) -> None:
         """LINES were written back whole: nothing an uncached store wrote under them stays."""
-        if self.uncached_used and lines.size:
+        if self.lines_known and lines.size:
             self._uc_stale[lines] = 0
             if self._side_mask is not None:
                 self._side_mask[lines] = 0
@@ -478,8 +487,13 @@ class CachedRegion:
         return self._loaded_bytes.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
 
     def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
-        """The dirty lines of written pages [START, END)."""
+        """The dirty lines of written pages [START, END): those written since clean where
+        lines are known one by one (a store of a line's own bytes too), else those whose
+        bytes differ from their clean ones."""
         lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
+        if self.lines_known:
+            bits = np.unpackbits(self._dirty_mask[start:end].view(np.uint8), bitorder="little")
+            return np.flatnonzero(bits) + lo
         return hooks.dirty_lines(self._view_lines[lo:hi], self._clean_lines(start, end, where), lo)
 
     def dirty_lines(self) -> np.ndarray:
@@ -540,12 +554,14 @@ class CachedRegion:
                 lines.append(dirty)
             self._clean_again(start, end, where)
         self._writable[:] = 0
+        if self.lines_known:
+            self._dirty_mask[:] = 0
         lines = np.concatenate(lines) if lines else _NO_LINES
         words = np.concatenate(stale_words) if stale_words else _NO_LINES
         self._fresh_again(lines)
         # (the lines written back over bytes that reached DRAM past the cache since they were
         # cached: a Tensix stand-in's noc.write, or the uncached alias's store; the checker's)
-        self.overwritten = lines[self._uc_stale[lines] != 0] if self.uncached_used and lines.size else _NO_LINES
+        self.overwritten = lines[self._uc_stale[lines] != 0] if self.lines_known and lines.size else _NO_LINES
         self._written_back(lines)
         if self.rescued is not None:  # the region is flushed now, as it should have been
             self.rescued[:] = 0
@@ -593,14 +609,17 @@ class CachedRegion:
         return lost
 
     def _drop(self) -> None:
-        if self.uncached_used:  # every line leaves: the next fills bring DRAM's bytes
+        if self.lines_known:  # every line leaves: the next fills bring DRAM's bytes
             if self._side_mask is not None:  # (direct: the view is DRAM, but for these)
                 offsets, values = self._side_bytes()
                 self.view[offsets] = values
-                self._copy_fill[np.unique(offsets // PAGE)] = 1  # (DRAM's own pages now)
+                pages = np.unique(offsets // PAGE)
+                self._copy_fill[pages] = 1  # (DRAM's own pages now)
+                self._as_loaded[pages] = 0  # (their clean bytes are no longer those loaded)
                 self._side_mask[:] = 0
             self._uc_stale[:] = 0
             self._cached_lines[:] = 0
+            self._dirty_mask[:] = 0
             for touched in (self._cc_touched, self._uc_touched, self._mixed_told):
                 touched[:] = 0  # (the next touch through either alias starts anew)
             if self._own_clean is not None:

@@ -248,6 +248,11 @@ class Cluster:
         """A Tensix stand-in of this cluster's (sim.noc.agent), placed before the run starts."""
         agent = Agent(name, function, self, len(self.agents))
         self.agents.append(agent)
+        # Its noc.write may change DRAM under any line of any region: which lines are in the
+        # cache must be known one by one from the start (sim/native/watch.c), as a card fills
+        # a line at a time: a line no core touched is read from DRAM, new bytes and all.
+        for region in self.regions:
+            region.cache.know_lines()
         return agent
 
     @property
@@ -283,9 +288,6 @@ class Cluster:
                 self.checker.unflushed_read(region, lines, agent.name, call.file, call.line)
             return out
         if call.what == "write":
-            if not region.cache.uncached_used:  # its lines are known one by one from now on (watch.c)
-                region.cache.start_uncached()
-                self._forget_translations()
             data = np.frombuffer(call.data, np.uint8)
             hooks.library().dram_store(state, at, call.size, data.ctypes.data, 0)
             self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)

@@ -202,7 +202,9 @@ int region_access(Region *region, uint64_t offset, uint64_t size, int write, Cor
     uint64_t end = offset + (size ? size : 1);
     for (uint64_t page = offset / PAGE; page * PAGE < end; page++)
         writable = access(region, page, write, core, uc);
-    if (!write && size)
+    if (size && region->lines_known) /* (as a core's access of a watched page: its lines are known) */
+        (write ? watch_write : watch_read)(region, core, offset, size);
+    else if (!write && size)
         for (uint64_t line = offset / LINE; line * LINE < end; line++)
             read_line_before_invalidate(region, line, core);
     return writable;

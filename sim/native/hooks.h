@@ -107,10 +107,13 @@ typedef struct {
     uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
     uint8_t *loaded_bytes; /* direct: the bytes the span was loaded with (0: zeros) */
     line_event_fn on_line_event; /* Python: a stale read, or a line flush that wrote stale bytes */
-    /* The uncached alias (watch.c): from the thread's first access through it, every page
-     * of the region is watched, and these say what the page-level flags cannot. */
-    int64_t uncached_used;
+    /* Lines known one by one (watch.c): from the load on where a Tensix stand-in may write
+     * DRAM under the cache, from the thread's first access through the uncached alias
+     * otherwise, every page of the region is watched, and these say what the page-level
+     * flags cannot. */
+    int64_t lines_known;
     uint64_t *cached_lines; /* per page, a bit per line: the line is in the cache */
+    uint64_t *dirty_mask;   /* per page, a bit per line: written since the line was clean */
     uint64_t *cc_touched;   /* per page, a bit per line: touched through the cached alias, */
     uint64_t *uc_touched;   /* and through the uncached one */
     uint64_t *mixed_told;   /* per page, a bit per line: its mixed-alias was told to Python */

@@ -7,9 +7,11 @@
  *     not wholly written over. A read of a byte the thread did not write is a stale read.
  *   - a page some of whose lines (not all) a line flush dropped before any invalidate:
  *     a read of a line not dropped is a read before invalidate, of a dropped one is not.
- *   - every page of a region the thread touched through the uncached alias: the lines
- *     in the cache, the bytes of DRAM that changed under them, and which alias touched
- *     which line are known an access at a time from then on.
+ *   - every page of a region whose lines are known one by one (lines_known): from the
+ *     load on where a Tensix stand-in may write DRAM under the cache, else from the
+ *     thread's first access through the uncached alias. The lines in the cache, those
+ *     written since clean (whatever a store wrote), the bytes of DRAM that changed under
+ *     them, and which alias touched which line are known an access at a time.
  * tlb_fill maps a watched page at its address plus WATCH_ALIAS, where the engine maps
  * the span a second time as a device whose reads and writes call here: every access to
  * the page then comes here, with its offset and size, until the page is unwatched and
@@ -44,7 +46,7 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
 }
 
 int page_watched(const Region *r, uint64_t page) {
-    if (r->uncached_used || r->tile)
+    if (r->lines_known || r->tile)
         return 1;
     if (r->read_cores && r->read_stale[page] && !r->invalidated && !r->written[page])
         return 1; /* (read before the invalidate: the lines each core reads are kept) */
@@ -109,7 +111,7 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
         uint64_t page = line / LINES_PER_PAGE, want = byte_mask(first, count);
         if (r->tile)
             tile_touch(r, core, line, 0);
-        if (r->uncached_used) {
+        if (r->lines_known) {
             touched(r, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
             if (r->uc_stale[line] & want) { /* DRAM changed under the cached line */
@@ -131,9 +133,11 @@ void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
         if (r->tile)
             tile_touch(r, core, line, 1);
-        if (r->uncached_used) {
+        if (r->lines_known) {
+            uint64_t bit = 1ull << (line % LINES_PER_PAGE);
             touched(r, page, line, 1);
-            r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
+            r->cached_lines[page] |= bit;
+            r->dirty_mask[page] |= bit; /* (a store of the line's own bytes too, as on a card) */
             r->uc_stale[line] &= ~wrote; /* the thread's own bytes now */
         }
         if (r->stale[page] && r->fresh && r->fresh[line] != FULL) {
@@ -182,7 +186,12 @@ static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zero
     return 0;
 }
 
-static int dirty(const Region *r, uint64_t page, uint64_t offset) { /* the line at OFFSET */
+/* Whether the line at OFFSET is dirty: written since it was clean, where lines are known
+ * one by one; elsewhere, its bytes differ from its clean ones (a store of a line's own
+ * bytes leaves it clean there: sim/cache/model.py says why no program can tell). */
+static int dirty(const Region *r, uint64_t page, uint64_t offset) {
+    if (r->lines_known)
+        return r->dirty_mask[page] >> (offset / LINE % LINES_PER_PAGE) & 1;
     return r->writable[page] && differs(r->view + offset, reference(r, page, offset));
 }
 
@@ -216,7 +225,7 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
             r->stale_lines[page]--;
         changed = 1;
     }
-    if (r->uncached_used) {
+    if (r->lines_known) {
         if (r->direct && r->side_mask[line]) { /* DRAM's bytes were kept aside */
             for (uint64_t i = 0; i < LINE; i++)
                 if (r->side_mask[line] >> i & 1)
@@ -234,7 +243,7 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
         clean_again(r, page, offset);
     else if (changed && r->direct)
         r->as_loaded[page] = 0;
-    if (r->uncached_used) { /* out of the cache: the next touch through either alias starts anew */
+    if (r->lines_known) { /* out of the cache: the next touch through either alias starts anew */
         uint64_t bit = 1ull << (line % LINES_PER_PAGE);
         r->cc_touched[page] &= ~bit;
         r->uc_touched[page] &= ~bit;
@@ -269,8 +278,10 @@ static int leave_cache(Region *r, uint64_t offset, int flushed) {
         }
         if (!r->direct)
             __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
-        if (r->uncached_used) /* the whole line went back, over what an uncached store wrote */
+        if (r->lines_known) { /* the whole line went back, over what an uncached store wrote */
             r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
+            r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
+        }
         clean_again(r, page, offset);
         if (flushed) {
             mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
@@ -368,7 +379,7 @@ uint8_t dram_byte(const Region *r, uint64_t offset) {
 uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
     Watch *w = (Watch *)data;
     Region *r = w->region;
-    if (!r->uncached_used)
+    if (!r->lines_known)
         start_uncached(r, w->core, uc);
     uint64_t value = 0;
     for (unsigned i = 0; i < size && i < 8; i++)
@@ -381,7 +392,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     Watch *w = (Watch *)data;
     Region *r = w->region;
-    if (!r->uncached_used)
+    if (!r->lines_known)
         start_uncached(r, w->core, uc);
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
@@ -389,7 +400,7 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
 }
 
 /* SIZE bytes FROM to DRAM at OFFSET of R's span, past the cache (R's lines are known one
- * by one: uncached_used). THREAD: the thread's own store through the uncached alias (its
+ * by one: lines_known). THREAD: the thread's own store through the uncached alias (its
  * touch of each line is kept, for the mixed-alias finding); else another writer of DRAM's
  * (a Tensix stand-in's noc.write: noc.c). A line the cache holds keeps its bytes, stale
  * now; a line it does not hold is filled with DRAM's new bytes when next touched. */

@@ -32,7 +32,8 @@ What a call sees and does:
 - noc.write: DRAM's bytes change. A line the X280's cache holds keeps its old bytes,
   stale, until an invalidate drops it (the checker names a read of them: sim.cache.checker);
   a line it does not hold is filled with the new bytes when next touched. The region's
-  lines are known one by one from the first write on (watch.c: as for the uncached alias).
+  lines are known one by one from the load on (watch.c: a line no core touched is filled
+  with the new bytes, as on a card).
 - noc.wait: the value, once DRAM holds it.
 
 A stand-in ends when its function returns (its `result`) or raises (its `error`, with
