@@ -184,7 +184,8 @@ class CachedRegion:
     COPY_ON_WRITE needs MEMORY, the sim.memory.dram.View that holds `view`, which lets the
     model hand the view's copies back to the kernel (`forget`) and know DRAM's own pages
     over a snapshot (`own_pages`). DIRECT needs STORAGE, the span's sim.memory.dram.Storage,
-    whose DRAM is the view.
+    whose DRAM is the view. BASE: the span's address (where a core's stores land, for
+    sim/native/reserve.c and the card-size cache).
     """
 
     def __init__(
@@ -194,6 +195,7 @@ class CachedRegion:
         holding: Holding = Holding.COPYING,
         memory: "View | None" = None,
         storage: "Storage | None" = None,
+        base: int = 0,
     ) -> None:
         if view.size != dram.size or view.size % PAGE:
             raise ValueError("view and dram must be the same whole number of pages")
@@ -274,6 +276,7 @@ class CachedRegion:
             on_line_event=self._on_line_event,
             read_cores=hooks.pointer(self.read_cores),
         )
+        self.base = self.state.base = base
         self.state_address = ctypes.addressof(self.state)  # (for the native calls that take it: sim/native/noc.c)
         self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
         self.direct = holding is Holding.DIRECT
@@ -362,14 +365,13 @@ class CachedRegion:
         """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
         return int(self._uc_stale[offset // LINE]) if self.lines_known else 0
 
-    def use_tile(self, tile: Tile, base: int) -> None:
-        """The card-size cache: every page watched, each access counted in TILE's levels
-        (the span is at BASE), and a dirty line the L3 evicts written back."""
+    def use_tile(self, tile: Tile) -> None:
+        """The card-size cache: every page watched, each access counted in TILE's levels,
+        and a dirty line the L3 evicts written back."""
         self.tile = tile
         self.level_counts = np.zeros(8, np.uint64)
         self.rescued = np.zeros(self.pages * LINES_PER_PAGE, np.uint8)
-        self._base = base
-        self.state.tile, self.state.base = tile.address, base
+        self.state.tile = tile.address
         self.state.level_counts = hooks.pointer(self.level_counts, ctypes.c_uint64)
         self.state.rescued = hooks.pointer(self.rescued)
 
@@ -604,7 +606,7 @@ class CachedRegion:
         self._mark(lost, DROPPED)
         self._drop()
         if self.tile is not None:  # every line leaves every level
-            self.tile.remove(self._base // LINE, self._base // LINE + self.pages * LINES_PER_PAGE)
+            self.tile.remove(self.base // LINE, self.base // LINE + self.pages * LINES_PER_PAGE)
         self.state.invalidated = 1
         return lost
 

@@ -60,7 +60,13 @@ class Mapping:
         access calls sim/native/watch.c (the fill hook maps watched pages there)."""
         engine = self._engine
         engine.map(span.base, span.size, span.host_address)
-        if span.region is not None:  # (and at its uncached alias, a device that reaches DRAM past the cache)
+        if span.region is None:  # (at its watch alias too, for a page another core's lr reserved: reserve.c)
+            watch = hooks.SpanWatch(host=hooks.host_pointer(span.host_address), base=span.base,
+                                    core=ctypes.addressof(self._native))
+            self._watches.append(watch)
+            engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("span_device_read"),
+                              hooks.function("span_device_write"), ctypes.addressof(watch))
+        else:  # (and at its uncached alias, a device that reaches DRAM past the cache)
             watch = hooks.Watch(region=ctypes.pointer(span.region.state), core=ctypes.addressof(self._native))
             self._watches.append(watch)
             engine.map_device(span.base + hooks.WATCH_ALIAS, span.size, hooks.function("watch_device_read"),

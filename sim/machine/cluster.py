@@ -104,9 +104,11 @@ def _region_span(storage: Storage, name: str, base: int, holding: Holding) -> Sp
     (sim.memory.dram.View) of the cache's own. (Made here, where memory and the cache meet:
     memory does not import the cache.)"""
     if holding is Holding.DIRECT:
-        return Span.over(storage, name, base, CachedRegion(storage.dram, storage.dram, holding, storage=storage))
+        return Span.over(storage, name, base, CachedRegion(storage.dram, storage.dram, holding, storage=storage,
+                                                           base=base))
     view = View(storage)
-    return Span.over(storage, name, base, CachedRegion(view.array, storage.dram, holding, memory=view), view)
+    return Span.over(storage, name, base, CachedRegion(view.array, storage.dram, holding, memory=view, base=base),
+                     view)
 
 
 class Cluster:
@@ -204,7 +206,7 @@ class Cluster:
             if coherence == "strict":
                 span.region.start_stale()
             if self.tile is not None:
-                span.region.use_tile(self.tile, span.base)
+                span.region.use_tile(self.tile)
             self.cache.add_region(span.region)
             span.region.on_hook_error = self._hook_failed
             self.regions.append(Region(name, index, span, offset, size, storage))
@@ -214,12 +216,16 @@ class Cluster:
         for region in self.regions:
             self.checker.watch(region)
         self.core_count = cores
+        # Each core's lr reservation, as its turns end, where another core (or a Tensix
+        # stand-in, add_agent) may store between a core's lr and its sc (sim/native/reserve.c)
+        self.reservations = hooks.Reservations()
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
             counting=image.uses_cycles or cores > 1 or debugged or profiled or traced or scheduled,  # (a debugger steps turns of one)
             on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
+            reservations=self.reservations if cores > 1 else None,
         )
         self.cores = []
         for n in range(cores):
@@ -253,6 +259,8 @@ class Cluster:
         # a line at a time: a line no core touched is read from DRAM, new bytes and all.
         for region in self.regions:
             region.cache.know_lines()
+        for core in self.cores:  # (a noc.write clears an lr's reservation of its line)
+            core.reserve_in(self.reservations)
         return agent
 
     @property
@@ -290,6 +298,7 @@ class Cluster:
         if call.what == "write":
             data = np.frombuffer(call.data, np.uint8)
             hooks.library().dram_store(state, at, call.size, data.ctypes.data, 0)
+            hooks.library().reservations_stored(self.reservations, -1, region.span.base + at, call.size)
             self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
             self._tally(region, agent, call)
             self.observers.agent_step(agent, call)
@@ -367,7 +376,7 @@ class Cluster:
             if self.coherence == "strict":
                 span.region.start_stale()
             if self.tile is not None:
-                span.region.use_tile(self.tile, span.base)
+                span.region.use_tile(self.tile)
             self.cache.add_region(span.region)
             span.region.on_hook_error = self._hook_failed
             for core in self.cores:

@@ -148,7 +148,7 @@ static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, 
         }
         int writable = access(r, page, type == UC_MEM_WRITE, core, uc);
         entry->perms = writable ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ;
-        if (page_watched(r, page)) /* every access comes to watch.c */
+        if (page_watched(r, page) || reserved_elsewhere(core, address)) /* every access comes to watch.c */
             entry->paddr += WATCH_ALIAS;
         return 1;
     }
@@ -156,9 +156,15 @@ static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, 
         if (type == UC_MEM_FETCH) /* code runs only from the image */
             goto refuse;
         entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        if (reserved_elsewhere(core, address)) /* (another core's lr: its stores seen, reserve.c) */
+            entry->paddr += WATCH_ALIAS;
         return 1;
     default:
         entry->perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC;
+        if (type != UC_MEM_FETCH && reserved_elsewhere(core, address)) { /* (data only: a fetch from */
+            entry->paddr += WATCH_ALIAS;                                   /* the page comes back here) */
+            entry->perms = UC_PROT_READ | UC_PROT_WRITE;
+        }
         return 1;
     }
 refuse:

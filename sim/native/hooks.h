@@ -54,6 +54,7 @@ typedef int (*emu_start_fn)(void *uc, uint64_t begin, uint64_t until, uint64_t t
 typedef int (*ctl_fn)(void *uc, int control, ...);
 #define UC_CTL_TLB_FLUSH_WRITE ((1 << 30) | 11) /* unicorn.h: UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0) */
 typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
+typedef int (*context_fn)(void *uc, void *context);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
 
@@ -181,6 +182,10 @@ typedef struct { /* what the hooks call on the core's engine */
     ctl_fn ctl;   /* uc_ctl: the TLB's flush (watch.c) */
     emu_start_fn emu_start; /* uc_emu_start: a turn, from the turn loop (sched.c) */
     void *uc;     /* the core's engine, for the turn loop */
+    context_fn context_save;    /* uc_context_save and uc_context_restore, with the core's */
+    context_fn context_restore; /* context: its lr's reservation (reserve.c) */
+    uint8_t *context;
+    int64_t load_res_at;        /* where the engine keeps the reservation in a context (probed) */
 } EngineCalls;
 
 typedef struct { /* the address space, sorted by base */
@@ -291,7 +296,17 @@ typedef struct { /* the profile of the core's run (profile.c, sim/observe/profil
     uint64_t dropped;      /* what a full table had no room for */
 } Profile;
 
+struct Core;
+/* LR/SC across turns (reserve.c): the line each core's last lr reserved, as its last turn
+ * ended. A store to that line by another core, or a write to it past the cache, clears the
+ * reservation in the core's engine, so that its sc fails, as the A extension says. */
+#define RESERVING_CORES 4
 typedef struct {
+    uint64_t lines[RESERVING_CORES]; /* per core: the reserved address over LINE, plus one (0: none) */
+    struct Core *cores[RESERVING_CORES];
+} Reservations;
+
+typedef struct Core {
     EngineCalls engine;
     SpanTable table;
     Refusal refused;
@@ -301,6 +316,7 @@ typedef struct {
     Device device;
     Debug debug;
     Profile profile;
+    Reservations *reservations; /* the cluster's, where another core or a stand-in may store (0: none) */
 } Core;
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
@@ -339,6 +355,18 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 uint8_t dram_byte(const Region *r, uint64_t offset);
 void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
+
+/* reserve.c */
+void reservation_turn_ended(Core *core);
+int reserved_elsewhere(const Core *core, uint64_t page);
+void reservations_stored(Reservations *r, int64_t by, uint64_t address, uint64_t size);
+typedef struct {
+    uint8_t *host; /* a span's memory that is not a region's, */
+    uint64_t base; /* at this address, */
+    Core *core;    /* reached by this core */
+} SpanWatch; /* what an image's, a stack's or the heap's device callbacks get (reserve.c) */
+uint64_t span_device_read(void *uc, uint64_t offset, unsigned size, void *data);
+void span_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 
 /* noc.c: DRAM past the cache, as a Tensix core's NoC reaches it (sim/noc/) */
 void noc_read(const Region *r, uint64_t offset, uint64_t size, uint8_t *out);

@@ -189,6 +189,12 @@ class Watch(ctypes.Structure):
     _fields_ = [("region", ctypes.POINTER(RegionState)), ("core", ctypes.c_void_p)]
 
 
+class SpanWatch(ctypes.Structure):
+    """What reserve.c's device callbacks of an image's, a stack's or the heap's span get."""
+
+    _fields_ = [("host", _u8), ("base", ctypes.c_uint64), ("core", ctypes.c_void_p)]
+
+
 class SpanEntry(ctypes.Structure):
     _fields_ = [
         ("base", ctypes.c_uint64),
@@ -211,6 +217,10 @@ class EngineCalls(ctypes.Structure):
         ("ctl", ctypes.c_void_p),
         ("emu_start", ctypes.c_void_p),
         ("uc", ctypes.c_void_p),
+        ("context_save", ctypes.c_void_p),
+        ("context_restore", ctypes.c_void_p),
+        ("context", ctypes.c_void_p),
+        ("load_res_at", ctypes.c_int64),
     ]
 
 
@@ -322,6 +332,15 @@ class Profile(ctypes.Structure):
     ]
 
 
+RESERVING_CORES = 4  # hooks.h: a cluster's cores, each with its lr's reservation (reserve.c)
+
+
+class Reservations(ctypes.Structure):
+    """The line each core's lr reserved, as its last turn ended (reserve.c, Reservations)."""
+
+    _fields_ = [("lines", ctypes.c_uint64 * RESERVING_CORES), ("cores", ctypes.c_void_p * RESERVING_CORES)]
+
+
 class CoreState(ctypes.Structure):
     """A core's state, a part a job (hooks.h, Core)."""
 
@@ -335,6 +354,7 @@ class CoreState(ctypes.Structure):
         ("device", Device),
         ("debug", Debug),
         ("profile", Profile),
+        ("reservations", ctypes.POINTER(Reservations)),
     ]
 
 
@@ -453,6 +473,11 @@ def library() -> ctypes.CDLL:
             loaded.noc_holds.restype = ctypes.c_int
             loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int]
             loaded.dram_store.restype = None
+            loaded.reservation_turn_ended.argtypes = [ctypes.POINTER(CoreState)]
+            loaded.reservation_turn_ended.restype = None
+            loaded.reservations_stored.argtypes = [ctypes.POINTER(Reservations), ctypes.c_int64, ctypes.c_uint64,
+                                                   ctypes.c_uint64]
+            loaded.reservations_stored.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree

@@ -89,8 +89,15 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
     uint8_t *host;
     switch (to.kind) {
     case ROUTE_WATCHED: case ROUTE_UNCACHED: /* a watched page, or a region's uncached alias: */
-        if (!to.span->region)                 /* not kept, each access goes to watch.c */
-            return 0;
+        if (!to.span->region) {               /* not kept, each access goes to watch.c */
+            if (to.kind == ROUTE_UNCACHED)    /* (or, another core's reservation on the page of */
+                return 0;                     /* an image, a stack or the heap, to reserve.c) */
+            h->watched = 0;
+            h->watched_host = to.span->host;
+            h->watched_base = to.span->base;
+            h->watched_uncached = 0;
+            return WATCHED;
+        }
         h->watched = to.span->region;
         h->watched_base = to.span->base - (to.kind == ROUTE_UNCACHED ? UNCACHED_OFFSET : 0);
         h->watched_uncached = to.kind == ROUTE_UNCACHED;
@@ -121,6 +128,11 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
 /* An access to a watched page (host_of gave WATCHED): the bytes, and watch.c told. */
 __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t offset = address - h->watched_base, v = 0;
+    if (!h->watched) { /* a page of no region's, watched for a reservation (reserve.c) */
+        __builtin_memcpy(&v, h->watched_host + offset, size);
+        *value = v;
+        return 1;
+    }
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         *value = uncached_device_read(h->uc, offset, (unsigned)size, &watch);
@@ -135,6 +147,11 @@ __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, 
 
 __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
     uint64_t offset = address - h->watched_base;
+    if (!h->watched) { /* a page of no region's, watched for a reservation (reserve.c) */
+        reservations_stored(h->core->reservations, h->core->engine.core, address, (uint64_t)size);
+        __builtin_memcpy(h->watched_host + offset, &value, size);
+        return 1;
+    }
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         uncached_device_write(h->uc, offset, (unsigned)size, value, &watch);

@@ -21,7 +21,10 @@
  * (sim/hart/core.py): an exception Python takes (a kmx call, a system call, a fault), an
  * engine's error, a refused access, the TLB to grow, a fence.i, the cache's registers,
  * the rest of a turn the interpreter cannot run, a stop from outside. Python then chooses
- * the ready cores again and calls the loop anew. */
+ * the ready cores again and calls the loop anew.
+ *
+ * As each turn ends, the core's lr reservation is kept (reserve.c), so that a store of
+ * another's before its sc is seen. */
 #include "hooks.h"
 
 #define MT_M 397
@@ -171,6 +174,7 @@ static int64_t run_turns(Group *g) {
                 !core->device.retranslate && !core->device.fault_size && !core->device.low_at) {
                 turn->budget_on = 0;
                 g->instructions += turn->cycles - before;
+                reservation_turn_ended(core);
                 continue;
             }
             core->refused.access = core->refused.watch = 0; /* (the engine meets a refusal again) */
@@ -203,5 +207,6 @@ static int64_t run_turns(Group *g) {
         turn->partial = 0;
         turn->budget_on = 0;
         g->instructions += turn->cycles - before;
+        reservation_turn_ended(core); /* (a turn Python finishes is told there: sim/hart/core.py) */
     }
 }

@@ -129,6 +129,8 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
 }
 
 void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
+    if (core) /* (another core's reservation of these bytes' line ends: reserve.c) */
+        reservations_stored(core->reservations, core->engine.core, r->base + offset, size);
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
         if (r->tile)
@@ -396,6 +398,7 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
         start_uncached(r, w->core, uc);
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
+    reservations_stored(w->core->reservations, w->core->engine.core, r->base + offset, size < 8 ? size : 8);
     dram_store(r, offset, size < 8 ? size : 8, bytes, 1);
 }
 

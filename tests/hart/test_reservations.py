@@ -1,0 +1,119 @@
+"""lr/sc across turns (sim/native/reserve.c): an sc fails when another core stored to the
+reservation's line between the lr and the sc, even the same value (A-B-A), wherever the
+word is; it succeeds when nothing stored there, a turn switch alone included; a Tensix
+stand-in's noc.write to the line clears it too; and a counter taken with lr/sc loops on
+four cores in turns of one instruction comes out right."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from tests.threads import program_for
+
+NOTHING, SAME_VALUE, LOAD, NEXT_LINE, VECTOR = range(5)
+GLOBAL, HEAP, STACK, REGION = range(4)
+SCHEDULES = [{}, {"quantum": 1}, {"schedule_seed": 3}]
+
+
+def sc(tmp_path, what: int, where: int = GLOBAL, **session) -> tuple[bool, int]:
+    """(whether core 0's sc failed, the word after)."""
+    program = program_for("reserved.c", tmp_path, cores=2, words=[what, where], regions={"data": 4096})
+    with km.Session(**session) as s:
+        run = s.load(program)
+        try:
+            result = run.thread_result(timeout=600)
+        finally:
+            run.stop()
+    return bool(result.words[0]), int(result.words[1])
+
+
+@pytest.mark.parametrize("session", SCHEDULES, ids=["default turns", "quantum 1", "seed 3"])
+def test_a_store_of_the_same_value_by_another_core_fails_the_sc(tmp_path, session):
+    assert sc(tmp_path, SAME_VALUE, **session) == (True, 5)
+
+
+@pytest.mark.parametrize("where", [GLOBAL, HEAP, STACK, REGION], ids=["global", "heap", "stack", "region"])
+def test_wherever_the_word_is(tmp_path, where):
+    assert sc(tmp_path, SAME_VALUE, where, quantum=1) == (True, 5)
+
+
+@pytest.mark.parametrize("what", [NOTHING, LOAD, NEXT_LINE], ids=["a turn switch", "a load", "the next line"])
+@pytest.mark.parametrize("session", SCHEDULES, ids=["default turns", "quantum 1", "seed 3"])
+def test_nothing_stored_to_the_line_and_the_sc_succeeds(tmp_path, what, session):
+    assert sc(tmp_path, what, **session) == (False, 6)
+
+
+def test_a_vector_store_to_the_line_fails_the_sc(tmp_path):
+    assert sc(tmp_path, VECTOR, quantum=1) == (True, 5)
+
+
+def test_a_stand_ins_noc_write_to_the_line_fails_the_sc(tmp_path):
+    source = """
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint64_t* word = (volatile uint64_t*)kmx_region(0, 0);
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region_uncached(1);
+    kmx_invalidate(0);
+    uint64_t seen, failed;
+    __asm__ volatile("lr.d %0, (%1)" : "=r"(seen) : "r"(word) : "memory");
+    flags[0] = 1;            /* the stand-in writes the word's line in DRAM */
+    while (flags[1] != 1)
+        ;
+    __asm__ volatile("sc.d %0, %2, (%1)" : "=r"(failed) : "r"(word), "r"(seen + 1) : "memory");
+    uint32_t out[1] = {(uint32_t)failed};
+    kmx_result(0, out, 1);
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+    def tensix(noc):
+        noc.wait("flags", 0, 1)
+        noc.write("data", 8, np.uint64([3]))  # (the word's line, not the word)
+        noc.write("flags", 4, np.uint32([1]))
+
+    program = program_for(source, tmp_path, regions={"data": np.uint64([5, 0]), "flags": 64})
+    program.noc_agent("tensix", tensix, cluster=1)
+    with km.Session() as s:
+        run = s.load(program)
+        try:
+            result = run.thread_result(timeout=600)
+        finally:
+            run.stop()
+    assert run.agent("tensix").error is None
+    assert int(result.words[0]) == 1
+
+
+COUNTER = """
+#include "kmx.h"
+static volatile uint64_t counter;
+int kmx_main(int core) {
+    (void)core;
+    for (int i = 0; i < 300; i++) {
+        uint64_t seen, failed;
+        do {
+            __asm__ volatile("lr.d %0, (%1)" : "=r"(seen) : "r"(&counter) : "memory");
+            __asm__ volatile("sc.d %0, %2, (%1)" : "=r"(failed) : "r"(&counter), "r"(seen + 1) : "memory");
+        } while (failed);
+    }
+    kmx_barrier();
+    uint32_t out[1] = {(uint32_t)counter};
+    kmx_result(0, out, 1);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("session", SCHEDULES, ids=["default turns", "quantum 1", "seed 3"])
+def test_an_lr_sc_counter_on_four_cores_counts_every_increment(tmp_path, session):
+    program = program_for(COUNTER, tmp_path, cores=4)
+    with km.Session(**session) as s:
+        run = s.load(program)
+        try:
+            result = run.thread_result(timeout=600)
+        finally:
+            run.stop()
+    assert int(result.words[0]) == 4 * 300
