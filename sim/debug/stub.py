@@ -25,13 +25,13 @@ core would load it (a region's page not in the cache reads as its fill would: DR
 bytes, or a strict-mode stale line's), but its reads change nothing: no line is filled,
 no finding is gdb's. Its writes go through the cache model as a store of the core's: the
 line is dirty, and an unflushed one is found as the thread's.
-The code reads as the compiler wrote it (not the loader's stand-ins: sim.isa.rewrite).
+The code reads as the compiler wrote it, as the thread's own loads do (not the loader's
+stand-ins and rewrites: sim.image.original).
 """
 
 from __future__ import annotations
 
 import socket
-import struct
 import sys
 import threading
 import time
@@ -160,7 +160,6 @@ class GdbStub:
         self._detached = False
         self._last_stop = f"S{SIGTRAP:02x}"
         self._arrays: list = []  # the native copies of the breakpoints and watched pages (kept alive)
-        self._originals = self._original_code()
         main = next((start for start, _, name in cluster.image.symbols if name == MAIN), None)
         if main is not None:
             self._internal.add(cluster.image_base + main)
@@ -706,17 +705,6 @@ class GdbStub:
 
     # -- memory as the core sees it ----------------------------------------------------------------
 
-    def _original_code(self) -> dict[int, bytes]:
-        """The compiler's instruction at each address the loader replaced (sim.isa.rewrite,
-        sim.isa.stand_in), for gdb's reads of the code."""
-        image, base = self.cluster.image, self.cluster.image_base
-        out = {base + offset: struct.pack("<I", trapped.original) for offset, trapped in image.traps.items()}
-        for offset in image.stubs.sites:
-            for start, data in image.segments:
-                if start <= offset < start + len(data) - 3:
-                    out[base + offset] = data[offset - start : offset - start + 4]
-        return out
-
     def _read_memory(self, address: int, length: int) -> bytes:
         """Up to LENGTH bytes at ADDRESS as the selected core would load them (a shorter
         answer where the memory ends)."""
@@ -731,10 +719,6 @@ class GdbStub:
                 out += span.region.peek(at - span.base, size) if span.region is not None else memory.read(at, size)
             except MemoryAccessError:
                 break
-        for at, original in self._originals.items():
-            for i, byte in enumerate(original):
-                if address <= at + i < address + len(out):
-                    out[at + i - address] = byte
         return bytes(out)
 
     def _write_memory(self, address: int, data: bytes) -> str:

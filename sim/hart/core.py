@@ -35,6 +35,7 @@ from .mapping import Mapping
 if TYPE_CHECKING:
     from .explain import Explainer
     from ..image.elf import ThreadImage
+    from ..image.original import Original
     from ..memory.address_space import AddressSpace
 
 
@@ -144,6 +145,7 @@ class HartContext:
     interpret: bool = True  # after an instruction the engine lacks, interpret hot code (isa.c)
     # the cluster's lr reservations, where another core may store between a core's lr and sc (reserve.c)
     reservations: hooks.Reservations | None = None
+    original: "Original | None" = None  # the image's changed code as written (sim/native/code.c)
 
 
 class Core:
@@ -190,6 +192,8 @@ class Core:
         engine_calls.context, engine_calls.load_res_at = self.engine.context(), self._conventions.load_res_at
         if context.reservations is not None:
             self.reserve_in(context.reservations)
+        if context.original is not None:
+            self.native.original = ctypes.pointer(context.original.state)
         self._scratch = np.zeros(hooks.scratch_size(), np.uint8)  # (zeros: calloc's, untouched pages)
         isa = self.native.isa
         isa.reg_write, isa.translate = engines.C_REG_WRITE, engines.C_TRANSLATE

@@ -68,11 +68,9 @@ class ThreadImage:
         return self.calls_cycles or any(t.counter is not None for t in self.traps.values())
 
     def place(self, memory: np.ndarray, base: int) -> None:
-        """Copy the image into MEMORY (zeros, which will sit at BASE) and relocate it."""
-        for offset, data in self.segments:
-            memory[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
-        for offset, addend in self.relocations:
-            memory[offset : offset + 8] = np.frombuffer(struct.pack("<Q", base + addend), dtype=np.uint8)
+        """Copy the image into MEMORY (zeros, which will sit at BASE), relocate it, and
+        make the loader's changes to its code (`changes`)."""
+        self.place_as_written(memory, base)
         for offset, trapped in self.traps.items():
             memory[offset : offset + 4] = np.frombuffer(struct.pack("<I", trapped.replacement), dtype=np.uint8)
         stubs = self.stubs
@@ -80,6 +78,25 @@ class ThreadImage:
             memory[offset : offset + 4] = np.frombuffer(struct.pack("<I", insn), dtype=np.uint8)
         if stubs.code:
             memory[stubs.start : stubs.start + len(stubs.code)] = np.frombuffer(stubs.code, dtype=np.uint8)
+
+    def place_as_written(self, memory: np.ndarray, base: int, start: int = 0) -> None:
+        """Copy bytes [START, START + MEMORY's size) of the image, relocated for BASE, into
+        MEMORY (zeros): as the compiler and linker wrote them, with none of the loader's changes."""
+        end = start + memory.size
+        for offset, data in self.segments:
+            low, high = max(offset, start), min(offset + len(data), end)
+            if low < high:
+                memory[low - start : high - start] = np.frombuffer(data[low - offset : high - offset], dtype=np.uint8)
+        for offset, addend in self.relocations:
+            if start <= offset and offset + 8 <= end:
+                memory[offset - start : offset - start + 8] = np.frombuffer(struct.pack("<Q", base + addend), np.uint8)
+
+    def changes(self) -> tuple[list[int], tuple[int, int]]:
+        """What `place` changes in the code: the offsets of the instructions it changes (4
+        bytes each: the stand-ins' traps, the rewritten Zba and Zbb), sorted, and the stubs'
+        [start, end)."""
+        stubs = self.stubs
+        return sorted({*self.traps, *stubs.sites}), (stubs.start, stubs.start + len(stubs.code))
 
     def in_code(self, offset: int) -> bool:
         return any(start <= offset < end for start, end in self.code)

@@ -22,8 +22,10 @@ jump's reach of it).
   instructions as none (sim/native/turns.c, isa.c), so `kmx_cycles`, the counters and the
   turns are exactly as if the instruction ran; the explainer shows a pc in a stub as the
   instruction's own line.
-- What a thread could see: its own code, read as data, holds the jumps. Code the thread
-  writes at run time is not rewritten (it runs in C).
+- What a thread sees of its own code, read as data, is what the compiler wrote: the jumps
+  and the stubs are the engine's alone (sim.image.original, sim/native/code.c), so a
+  function copied elsewhere runs there after fence.i. Code the thread writes at run time
+  is not rewritten (it runs in C).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from ..hart.explain import Explainer
 from ..hart.core import BLOCKED, EXITED, READY, Core, HartContext
 from ..hart.faults import CoreFault
 from ..image.elf import ThreadImage
+from ..image.original import Original
 from ..kmx import console, linux
 from ..kmx.heap import Heap
 from ..kmx.outbox import Outbox
@@ -170,6 +171,8 @@ class Cluster:
             )
         image_span = self.memory.add(Span.allocate("the thread's image", "image", share.base, image.size))
         image.place(image_span.array, share.base)
+        # (what the thread reads of its code is what the compiler wrote: sim/native/code.c)
+        self.original = image_span.code = Original.of(image, share.base, image_span.array)
         self.image_base = share.base
         cursor = image.size
         stacks = []
@@ -226,6 +229,7 @@ class Cluster:
             forget_translations=self._forget_translations,
             interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
             reservations=self.reservations if cores > 1 else None,
+            original=self.original,
         )
         self.cores = []
         for n in range(cores):

@@ -40,6 +40,15 @@ class Lines(Protocol):
     def touch(self, offset: int, size: int, write: bool, core=None) -> None: ...
 
 
+class Code(Protocol):
+    """The image's code as the thread wrote it, where the loader changed the engine's copy
+    (sim.image.original.Original is one): what a read or a write on the thread's behalf reaches."""
+
+    def as_written(self, offset: int, data: bytes) -> bytes: ...
+
+    def write(self, offset: int, data: bytes) -> None: ...
+
+
 @dataclass(eq=False)
 class Span:
     """One mapped piece of the address space."""
@@ -54,6 +63,7 @@ class Span:
     block: host.Block | None = field(default=None, repr=False)  # an image's or a stack's memory
     view: View | None = field(default=None, repr=False)  # a region's: the cache's view
     owner: int | None = None  # another cluster's number, for its region in bank D7
+    code: Code | None = field(default=None, repr=False)  # the image's: its code as written, where changed
 
     @property
     def end(self) -> int:
@@ -137,7 +147,8 @@ class AddressSpace:
         span = self._span_for(address, size)
         offset = address - span.base
         self._through_cache(span, offset, size, write=False)
-        return span.array[offset : offset + size].tobytes()
+        data = span.array[offset : offset + size].tobytes()
+        return data if span.code is None else span.code.as_written(offset, data)
 
     def write(self, address: int, data: bytes, core=None) -> None:
         """Store DATA as CORE (a sim.hart.core.Core, making a kmx call) would: the cache model
@@ -145,7 +156,10 @@ class AddressSpace:
         span = self._span_for(address, len(data))
         offset = address - span.base
         self._through_cache(span, offset, len(data), True, core)
-        span.array[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        if span.code is not None:
+            span.code.write(offset, data)
+        else:
+            span.array[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
     def read_string(self, address: int, limit: int = 4096) -> str:
         """A NUL-terminated string (at most LIMIT bytes), decoded as UTF-8."""

@@ -159,13 +159,19 @@ static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, 
         if (reserved_elsewhere(core, address)) /* (another core's lr: its stores seen, reserve.c) */
             entry->paddr += WATCH_ALIAS;
         return 1;
-    default:
+    default: {
+        /* A page of code the loader changed is the engine's to run and, as written, the
+         * thread's to load and store (code.c): each way of reaching it comes back here. */
+        int changed = original_changed(core->original, address);
         entry->perms = UC_PROT_READ | UC_PROT_WRITE | UC_PROT_EXEC;
-        if (type != UC_MEM_FETCH && reserved_elsewhere(core, address)) { /* (data only: a fetch from */
-            entry->paddr += WATCH_ALIAS;                                   /* the page comes back here) */
+        if (type == UC_MEM_FETCH && changed)
+            entry->perms = UC_PROT_EXEC;
+        else if (type != UC_MEM_FETCH && (changed || reserved_elsewhere(core, address))) {
+            entry->paddr += WATCH_ALIAS; /* (a reservation of another core's: reserve.c) */
             entry->perms = UC_PROT_READ | UC_PROT_WRITE;
         }
         return 1;
+    }
     }
 refuse:
     core->refused.address = address;

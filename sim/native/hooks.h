@@ -296,6 +296,22 @@ typedef struct { /* the profile of the core's run (profile.c, sim/observe/profil
     uint64_t dropped;      /* what a full table had no room for */
 } Profile;
 
+/* The pages of the thread's code the loader changed (code.c): the Zba and Zbb it rewrote
+ * into jumps to stubs, the instructions it made trap (sim/isa/rewrite.py, stand_in.py),
+ * the stubs. The engine runs the image as changed; a load or store of the thread's reaches
+ * these pages as the compiler and linker wrote them. */
+typedef struct {
+    uint64_t base;         /* the address of the first page, */
+    uint64_t end;          /* past the last */
+    uint8_t *bytes;        /* the pages as written (relocated), */
+    uint8_t *image;        /* and as the engine runs them (the image's memory there) */
+    uint8_t *changed;      /* per page: the loader changed a byte of it */
+    const uint64_t *slots; /* the addresses of the instructions it changed (4 bytes each), sorted */
+    int64_t slot_count;
+    uint64_t stubs;        /* the stub area's addresses: the loader's own, not the thread's code */
+    uint64_t stubs_end;
+} Original;
+
 struct Core;
 /* LR/SC across turns (reserve.c): the line each core's last lr reserved, as its last turn
  * ended. A store to that line by another core, or a write to it past the cache, clears the
@@ -317,6 +333,7 @@ typedef struct Core {
     Debug debug;
     Profile profile;
     Reservations *reservations; /* the cluster's, where another core or a stand-in may store (0: none) */
+    Original *original;         /* the thread's code as written, where the loader changed it (0: nowhere) */
 } Core;
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
@@ -356,6 +373,11 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
 uint8_t dram_byte(const Region *r, uint64_t offset);
 void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
 
+/* code.c */
+int original_changed(const Original *o, uint64_t address);
+void original_read(const Original *o, uint64_t address, uint64_t size, uint8_t *out);
+void original_write(Original *o, uint64_t address, uint64_t size, const uint8_t *in);
+
 /* reserve.c */
 void reservation_turn_ended(Core *core);
 int reserved_elsewhere(const Core *core, uint64_t page);
@@ -365,6 +387,8 @@ typedef struct {
     uint64_t base; /* at this address, */
     Core *core;    /* reached by this core */
 } SpanWatch; /* what an image's, a stack's or the heap's device callbacks get (reserve.c) */
+uint64_t span_load(Core *core, uint8_t *host, uint64_t base, uint64_t offset, unsigned size);
+void span_store(Core *core, uint8_t *host, uint64_t base, uint64_t offset, unsigned size, uint64_t value);
 uint64_t span_device_read(void *uc, uint64_t offset, unsigned size, void *data);
 void span_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 

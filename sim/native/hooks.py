@@ -332,6 +332,22 @@ class Profile(ctypes.Structure):
     ]
 
 
+class Original(ctypes.Structure):
+    """The pages of the thread's code the loader changed, as written (code.c, Original)."""
+
+    _fields_ = [
+        ("base", ctypes.c_uint64),
+        ("end", ctypes.c_uint64),
+        ("bytes", _u8),
+        ("image", _u8),
+        ("changed", _u8),
+        ("slots", _u64),
+        ("slot_count", ctypes.c_int64),
+        ("stubs", ctypes.c_uint64),
+        ("stubs_end", ctypes.c_uint64),
+    ]
+
+
 RESERVING_CORES = 4  # hooks.h: a cluster's cores, each with its lr's reservation (reserve.c)
 
 
@@ -355,6 +371,7 @@ class CoreState(ctypes.Structure):
         ("debug", Debug),
         ("profile", Profile),
         ("reservations", ctypes.POINTER(Reservations)),
+        ("original", ctypes.POINTER(Original)),
     ]
 
 
@@ -473,6 +490,9 @@ def library() -> ctypes.CDLL:
             loaded.noc_holds.restype = ctypes.c_int
             loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int]
             loaded.dram_store.restype = None
+            loaded.original_write.argtypes = [ctypes.POINTER(Original), ctypes.c_uint64, ctypes.c_uint64,
+                                              ctypes.c_void_p]
+            loaded.original_write.restype = None
             loaded.reservation_turn_ended.argtypes = [ctypes.POINTER(CoreState)]
             loaded.reservation_turn_ended.restype = None
             loaded.reservations_stored.argtypes = [ctypes.POINTER(Reservations), ctypes.c_int64, ctypes.c_uint64,

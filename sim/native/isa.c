@@ -128,9 +128,8 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
 /* An access to a watched page (host_of gave WATCHED): the bytes, and watch.c told. */
 __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t offset = address - h->watched_base, v = 0;
-    if (!h->watched) { /* a page of no region's, watched for a reservation (reserve.c) */
-        __builtin_memcpy(&v, h->watched_host + offset, size);
-        *value = v;
+    if (!h->watched) { /* a page of no region's: another's reservation, or changed code (reserve.c) */
+        *value = span_load(h->core, h->watched_host, h->watched_base, offset, (unsigned)size);
         return 1;
     }
     if (h->watched_uncached) {
@@ -147,9 +146,8 @@ __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, 
 
 __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
     uint64_t offset = address - h->watched_base;
-    if (!h->watched) { /* a page of no region's, watched for a reservation (reserve.c) */
-        reservations_stored(h->core->reservations, h->core->engine.core, address, (uint64_t)size);
-        __builtin_memcpy(h->watched_host + offset, &value, size);
+    if (!h->watched) { /* a page of no region's: another's reservation, or changed code (reserve.c) */
+        span_store(h->core, h->watched_host, h->watched_base, offset, (unsigned)size, value);
         return 1;
     }
     if (h->watched_uncached) {

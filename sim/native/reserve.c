@@ -12,7 +12,10 @@
  * page, span_device_* below for the image's, a stack's or the heap's), and a store there
  * that touches the line clears the reservation in the holder's engine. So does a Tensix
  * stand-in's noc.write and an uncached store to the line (reservations_stored, BY -1 or
- * the storing core). A turn switch alone clears nothing. */
+ * the storing core). A turn switch alone clears nothing.
+ *
+ * The same device serves the pages of code the loader changed (code.c): a load there reads
+ * the code as the compiler wrote it, a store writes it so. */
 #include "hooks.h"
 
 #define NO_RESERVATION (~0ull)
@@ -77,17 +80,37 @@ void reservations_stored(Reservations *r, int64_t by, uint64_t address, uint64_t
 
 /* -- an image's, a stack's or the heap's page while another core holds a reservation on it -- */
 
+/* (and the loader's changed pages of code, read and written as the thread wrote them: code.c) */
+
+uint64_t span_load(Core *core, uint8_t *host, uint64_t base, uint64_t offset, unsigned size) {
+    uint64_t value = 0;
+    if (size > 8)
+        size = 8;
+    if (original_changed(core->original, base + offset))
+        original_read(core->original, base + offset, size, (uint8_t *)&value);
+    else
+        __builtin_memcpy(&value, host + offset, size);
+    return value;
+}
+
+void span_store(Core *core, uint8_t *host, uint64_t base, uint64_t offset, unsigned size, uint64_t value) {
+    if (size > 8)
+        size = 8;
+    reservations_stored(core->reservations, core->engine.core, base + offset, size);
+    if (original_changed(core->original, base + offset))
+        original_write(core->original, base + offset, size, (const uint8_t *)&value);
+    else
+        __builtin_memcpy(host + offset, &value, size);
+}
+
 uint64_t span_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
     (void)uc;
     SpanWatch *w = (SpanWatch *)data;
-    uint64_t value = 0;
-    __builtin_memcpy(&value, w->host + offset, size > 8 ? 8 : size);
-    return value;
+    return span_load(w->core, w->host, w->base, offset, size);
 }
 
 void span_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     (void)uc;
     SpanWatch *w = (SpanWatch *)data;
-    reservations_stored(w->core->reservations, w->core->engine.core, w->base + offset, size);
-    __builtin_memcpy(w->host + offset, &value, size > 8 ? 8 : size);
+    span_store(w->core, w->host, w->base, offset, size, value);
 }
