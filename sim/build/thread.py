@@ -134,13 +134,14 @@ class Toolchain:
         extensions, _ = target.target(_user_flags())
         return target.library_cpu(extensions)
 
-    def library_identity(self) -> str:
+    def library_identity(self) -> bytes | str:
         """What stands for the linked C library in the keys: its manifest (every file's hash)."""
         cpu = self.library_cpu()
         if cpu is None:
             return ""
         try:
-            return (libc.folder() / libc.name_of(cpu) / libc.MANIFEST).read_text()
+            # (bytes: a damaged manifest is the link's to refuse, in words: libc.problem)
+            return (libc.folder() / libc.name_of(cpu) / libc.MANIFEST).read_bytes()
         except OSError:
             return "absent"  # (the link says why: libc.shipped)
 
