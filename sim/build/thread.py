@@ -13,7 +13,8 @@ build cache:
 
 - an object's key is the compiler, its flags and the source (path and bytes); its
   manifest holds every file the compile read, from the compiler's depfile (`-MD -MF`),
-  and the compiler's messages;
+  the paths where a new file would change the compile (sim.build.depends: a shadowing
+  header, a name probed with `__has_include`), and the compiler's messages;
 - an ELF's key is the compiler, the link flags, the linker script and the objects.
 
 So an unchanged thread is never compiled twice, an edit to any file a compile read
@@ -364,11 +365,14 @@ def _object(tools: Toolchain, source: Path) -> _Built:
         # The compiler's own headers come with it, and it is in the key.
         mine = None if read is None else {p for p in {source, *read} if not tools.owns(p)}
         hashes = None if mine is None else build_cache.input_hashes(mine, started)
-        if hashes is None:  # what it read is not known for sure: used now, never found again
+        probed = None if hashes is None else depends.probed_names(hashes)
+        if probed is None:  # what it read, or looked for, is not known for sure: used now, never found again
             return _Built(build_cache.keep_unindexed("objects", output), messages, None)
-        rivals = depends.unseen_rivals(hashes, depends.search_folders(argv, RUNTIME), tools.own_folders)
-        kept = build_cache.store("objects", key, {"object": output}, hashes, rivals, messages=messages)
-    return _Built(kept["object"], messages, {str(p): d for p, d in hashes.items()}, tuple(map(str, rivals)))
+        folders = depends.search_folders(argv, RUNTIME)
+        absent = sorted({*depends.unseen_rivals(hashes, folders, tools.own_folders),
+                         *depends.unseen_probes(probed, hashes, folders)})
+        kept = build_cache.store("objects", key, {"object": output}, hashes, absent, messages=messages)
+    return _Built(kept["object"], messages, {str(p): d for p, d in hashes.items()}, tuple(map(str, absent)))
 
 
 def _context(runtime: bool = False) -> list[str]:
