@@ -872,6 +872,10 @@ CASES = [
     Case("warning-not-simulated", "is not simulated: the simulator runs no Tensix code", _kernel_that_does_something, {"file": "compute.cpp"}),
     Case("warning-coherence", "before the thread invalidated it", _read_before_invalidate,
          {"core": "0", "name": "data", "which bytes": "all 64 bytes", "line": "7", "id": "0"}),
+    Case("fault-sched-setaffinity", "cannot move to another",
+         lambda t, m: fault(t, "    unsigned long cpus = 2;\n    syscall(SYS_sched_setaffinity, 0, 8, &cpus);\n    return 0;\n",
+                            prelude="#include <unistd.h>\n#include <sys/syscall.h>\n", cores=3),
+         {"core": "0", "CPUs": "CPU 1", "the thread's CPUs": "CPUs 0 to 2"}),
     Case("warning-compile", "warning: {what the compiler says}", _compile_warning,
          lambda t: {"file": _thread_file(t), "line": "5"}),
 ]
