@@ -7,8 +7,10 @@ when that is set).
 An entry is a folder named by a key, a hash of what the build was asked to do. Its
 manifest keeps a SHA-256 of every output it holds and of every file the build read (for
 a compile, each file the compiler's depfile names: headers anywhere, `.inl` and `.def`
-files, an included `.c`). An entry is used only while every output is intact and every
-input is as it was: an edited header, a truncated ELF or a library cut short is built
+files, an included `.c`), and the paths where a file would change the build if one
+appeared (sim.build.depends: a header that would shadow one it read, a name it probed
+with `__has_include` and did not find). An entry is used only while every output is
+intact, every input is as it was and none of those paths holds a file: an edited header, a truncated ELF or a library cut short is built
 again, never run. Outputs are named by their own hash, so a process that reads an entry
 while another replaces it sees one build or the other, whole.
 
@@ -125,7 +127,7 @@ def input_hashes(paths: Iterable[Path], started_ns: int) -> dict[Path, str] | No
 def lookup(kind: str, key: str) -> tuple[dict[str, Path], dict] | None:
     """The outputs (name -> path) and the manifest of entry KEY of KIND, when it can be
     used: every output intact, every input unchanged, and no file there where one would
-    shadow an input. None: build it."""
+    shadow an input or answer a probe (sim.build.depends). None: build it."""
     try:
         folder = cache_dir() / kind / key
         manifest = json.loads((folder / MANIFEST).read_text())

@@ -13,12 +13,23 @@ manifests (sim.build.cache, sim.build.thread).
   while they still do not. (Files under the compiler's own folders are left out: they
   come with the compiler, which is in the key.)
 
+- The files it looked for and did not find: `#if __has_include("cfg.h")` reads no cfg.h
+  when there is none, so no depfile names it, and yet creating one changes what the
+  compile does. So each file it read (the compiler's own apart) is scanned for the names
+  it probes (`__has_include`, `__has_include_next`, `__has_embed`, comments left out), and
+  each place in the search where such a name is not there now is recorded with the
+  rivals. A probe whose operand is a macro (`__has_include(CFG)`) names no file a scan can
+  see: such a compile is used, never kept under its key. (Names are looked for in every
+  folder of the search, whichever kind of probe: a few more paths to look at than clang
+  would try, never fewer.)
+
 Not seen: a file an assembler reads with `.incbin` (no depfile names it).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -95,3 +106,39 @@ def unseen_rivals(inputs: Iterable[Path], folders: Sequence[Path], own: Sequence
 
 def _under(path: Path, folder: Path) -> bool:
     return path != folder and path.is_relative_to(folder)
+
+
+# A comment (left out), or a string or character literal (kept: a probe's "name" is one).
+_COMMENT_OR_LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+_PROBE = re.compile(rb'\b__has_(?:include|include_next|embed)\s*\(\s*(?:"([^"\n]*)"|<([^>\n]*)>)?')
+
+
+def probed_names(paths: Iterable[Path]) -> set[str] | None:
+    """The names the files PATHS probe for (`__has_include("name")`, `<name>`, `_next`,
+    `__has_embed`); None when one probes a name that a macro makes."""
+    names = set()
+    for path in paths:
+        try:
+            text = path.read_bytes().replace(b"\\\n", b"").replace(b"\\\r\n", b"")
+        except OSError:
+            return None
+        text = _COMMENT_OR_LITERAL.sub(lambda m: b" " if m[0][:1] == b"/" else m[0], text)
+        for match in _PROBE.finditer(text):
+            name = match[1] if match[1] is not None else match[2]
+            if name is None:
+                return None
+            names.add(os.fsdecode(name))
+    return names
+
+
+def unseen_probes(names: Iterable[str], inputs: Iterable[Path], folders: Sequence[Path]) -> list[Path]:
+    """The paths, not there now, where a file of one of NAMES (probed by INPUTS) would be
+    found: NAME in each folder of the search, FOLDERS and the inputs' own."""
+    search = list(dict.fromkeys([*(p.parent for p in inputs), *folders]))
+    candidates = set()
+    for name in names:
+        if os.path.isabs(name):
+            candidates.add(Path(name))
+        else:
+            candidates.update(folder / name for folder in search)
+    return sorted(p for p in candidates if not p.exists())

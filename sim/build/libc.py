@@ -119,21 +119,24 @@ def problem(cpu: str, where: Path | None = None) -> str | None:
     None when it can."""
     place = (where or folder()) / name_of(cpu)
     try:
-        manifest = json.loads((place / MANIFEST).read_text())
+        data = (place / MANIFEST).read_bytes()
     except FileNotFoundError:
         return f"it is not there ({place / MANIFEST} does not exist)"
-    except (OSError, ValueError) as error:
-        return f"its manifest {place / MANIFEST} cannot be read ({error})"
+    except OSError as error:
+        return f"its manifest {place / MANIFEST} cannot be read ({error.strerror or error})"
+    manifest, damage = _parse_manifest(data)
+    if damage is not None:
+        return f"its manifest {place / MANIFEST} is damaged: {damage} (a manifest is {MANIFEST_SHAPE})"
     wanted = recipe(cpu)
-    if manifest.get("recipe") != wanted:
-        return f"it was built by another recipe ({manifest.get('recipe')}; this version builds it by {wanted})"
+    if manifest["recipe"] != wanted:
+        return f"it was built by another recipe ({manifest['recipe']}; this version builds it by {wanted})"
     try:
         version = ziglang_version()
     except LibraryError as error:
         return str(error)
-    if manifest.get("ziglang") != version:
-        return f"it was built by ziglang {manifest.get('ziglang')}, and ziglang {version} is installed"
-    files = manifest.get("files", {})
+    if manifest["ziglang"] != version:
+        return f"it was built by ziglang {manifest['ziglang']}, and ziglang {version} is installed"
+    files = manifest["files"]
     for name in (*BEFORE, *AFTER):
         path = place / name
         if name not in files:
@@ -143,6 +146,42 @@ def problem(cpu: str, where: Path | None = None) -> str | None:
         if _sha256(path) != files[name]:
             return f"{path} is not the file its manifest names (SHA-256 differs)"
     return None
+
+
+MANIFEST_SHAPE = "a JSON object: ziglang, a version; recipe, an object; files, each file's name and SHA-256"
+
+
+def _parse_manifest(data: bytes) -> tuple[dict, None] | tuple[None, str]:
+    """The manifest in DATA, or what is wrong with its shape (so that a damaged one is
+    refused in words, as a damaged archive is, not with a Python error)."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        return None, f"it is not UTF-8 text (byte {data[error.start]:#04x} at {error.start})"
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError) as error:  # (RecursionError: nested past Python's limit)
+        return None, f"it is not JSON ({error})"
+    if not isinstance(manifest, dict):
+        return None, f"it holds {_json_kind(manifest)}, not an object"
+    for key, kind in (("ziglang", str), ("recipe", dict), ("files", dict)):
+        if key not in manifest:
+            return None, f"it has no {key!r}"
+        if not isinstance(manifest[key], kind):
+            return None, f"{key!r} is {_json_kind(manifest[key])}, not {'a string' if kind is str else 'an object'}"
+    for name, digest in manifest["files"].items():
+        if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+            shown = _json_kind(digest) if not isinstance(digest, str) else repr(digest[:80])
+            return None, f"'files' gives {name} {shown}, not a SHA-256 (64 hexadecimal digits)"
+    return manifest, None
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, bool):  # (before int: a bool is one)
+        return "a JSON boolean"
+    kinds = {dict: "a JSON object", list: "a JSON array", str: "a JSON string", int: "a JSON number",
+             float: "a JSON number", type(None): "JSON null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def shipped(cpu: str) -> tuple[list[Path], list[Path]]:

@@ -3,7 +3,8 @@
 The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for the
 X280 itself, vector unit and all (sim.isa.target: `-mcpu=sifive_x280`). `KMX_CC` names
 another command that takes clang's or gcc's flags; `KMX_CFLAGS` adds flags (for example
-`-O0`) to every compile and to the link. The ELF keeps its debug info, so faults and
+`-O0`) to the compile of each of the thread's own files and to the link; the runtime's
+files get only its target (-march, -mcpu, -mabi). The ELF keeps its debug info, so faults and
 findings can name source lines.
 
 A thread is built as a C toolchain builds a program: each source (the runtime's and the
@@ -12,7 +13,8 @@ build cache:
 
 - an object's key is the compiler, its flags and the source (path and bytes); its
   manifest holds every file the compile read, from the compiler's depfile (`-MD -MF`),
-  and the compiler's messages;
+  the paths where a new file would change the compile (sim.build.depends: a shadowing
+  header, a name probed with `__has_include`), and the compiler's messages;
 - an ELF's key is the compiler, the link flags, the linker script and the objects.
 
 So an unchanged thread is never compiled twice, an edit to any file a compile read
@@ -91,6 +93,8 @@ LINK_FLAGS = [
     "-Wl,-z,norelro",
 ]
 
+# The flags of KMX_CFLAGS that choose the target, which the runtime's files get too.
+TARGET_FLAGS = ("-march=", "-mcpu=", "-mabi=", "--target=")
 OPTIMISATION = re.compile(r"-O(\d|s|z|g|fast)?")
 
 compiler_runs = 0  # how many builds this process compiled (the tests look)
@@ -112,8 +116,19 @@ class Toolchain:
         return not self.custom or "clang" in Path(self.command[0]).name
 
     def compile_flags(self) -> list[str]:
-        own = ["-ffreestanding"] if self.custom else ZIG_PROBES
-        return [*COMPILE_FLAGS, *own, *self.target_flags()]
+        """The flags of the user's files: the driver's, then all of KMX_CFLAGS."""
+        return [*self._driver_flags(), *self.target_flags()]
+
+    def runtime_compile_flags(self) -> list[str]:
+        """The flags of the runtime's own files: the driver's, and of KMX_CFLAGS only the
+        target (-march, -mcpu, -mabi: the runtime runs on the same core and links with the
+        user's objects). The rest is for the user's files: -std=c11 hides what musl's
+        internal headers need, and -Wextra or -Werror would judge code the user cannot
+        change (issue 38)."""
+        return [*self._driver_flags(), *(f for f in self.target_flags() if f.startswith(TARGET_FLAGS))]
+
+    def _driver_flags(self) -> list[str]:
+        return [*COMPILE_FLAGS, *(["-ffreestanding"] if self.custom else ZIG_PROBES)]
 
     def link_flags(self) -> list[str]:
         # KMX_CFLAGS go to the link too (a -mcpu or -march picks the libraries); clang
@@ -134,13 +149,14 @@ class Toolchain:
         extensions, _ = target.target(_user_flags())
         return target.library_cpu(extensions)
 
-    def library_identity(self) -> str:
+    def library_identity(self) -> bytes | str:
         """What stands for the linked C library in the keys: its manifest (every file's hash)."""
         cpu = self.library_cpu()
         if cpu is None:
             return ""
         try:
-            return (libc.folder() / libc.name_of(cpu) / libc.MANIFEST).read_text()
+            # (bytes: a damaged manifest is the link's to refuse, in words: libc.problem)
+            return (libc.folder() / libc.name_of(cpu) / libc.MANIFEST).read_bytes()
         except OSError:
             return "absent"  # (the link says why: libc.shipped)
 
@@ -149,15 +165,20 @@ class Toolchain:
         names = FREESTANDING_RUNTIME_SOURCES if self.custom else RUNTIME_SOURCES
         return [RUNTIME / name for name in names]
 
+    def is_runtime(self, source: Path) -> bool:
+        return source in self.runtime_sources
+
     def flags_for(self, source: Path) -> list[str]:
-        """The compile flags of SOURCE: process.c is compiled as a part of musl is, with
-        its internal headers."""
+        """The compile flags of SOURCE: the runtime's files get the runtime's, process.c
+        as a part of musl is compiled, with its internal headers."""
         if source == RUNTIME / "process.c":
             # (no stack protector: core 0's start sets the canary, as musl's own start does)
-            flags = [*musl_internal_flags(), *self.compile_flags(), "-fno-stack-protector"]
+            flags = [*musl_internal_flags(), *self.runtime_compile_flags(), "-fno-stack-protector"]
             if self.library_has_vectors():
                 flags.append("-DKMX_LIBRARY_VECTORS=1")  # (its start ran vector code)
             return flags
+        if self.is_runtime(source):
+            return self.runtime_compile_flags()
         if source.suffix in CXX_SUFFIXES:
             return [*CXX_FLAGS, *self.compile_flags()]
         return self.compile_flags()
@@ -323,7 +344,8 @@ def _object(tools: Toolchain, source: Path) -> _Built:
     global _compiles
     flags = tools.flags_for(source)
     key = build_cache.key_of(
-        ["object", tools.identity, *tools.command, "--", *flags, *_context(), str(source), source.read_bytes()]
+        ["object", tools.identity, *tools.command, "--", *flags, *_context(tools.is_runtime(source)), str(source),
+         source.read_bytes()]
     )
     found = build_cache.lookup("objects", key)
     if found is not None:
@@ -343,18 +365,22 @@ def _object(tools: Toolchain, source: Path) -> _Built:
         # The compiler's own headers come with it, and it is in the key.
         mine = None if read is None else {p for p in {source, *read} if not tools.owns(p)}
         hashes = None if mine is None else build_cache.input_hashes(mine, started)
-        if hashes is None:  # what it read is not known for sure: used now, never found again
+        probed = None if hashes is None else depends.probed_names(hashes)
+        if probed is None:  # what it read, or looked for, is not known for sure: used now, never found again
             return _Built(build_cache.keep_unindexed("objects", output), messages, None)
-        rivals = depends.unseen_rivals(hashes, depends.search_folders(argv, RUNTIME), tools.own_folders)
-        kept = build_cache.store("objects", key, {"object": output}, hashes, rivals, messages=messages)
-    return _Built(kept["object"], messages, {str(p): d for p, d in hashes.items()}, tuple(map(str, rivals)))
+        folders = depends.search_folders(argv, RUNTIME)
+        absent = sorted({*depends.unseen_rivals(hashes, folders, tools.own_folders),
+                         *depends.unseen_probes(probed, hashes, folders)})
+        kept = build_cache.store("objects", key, {"object": output}, hashes, absent, messages=messages)
+    return _Built(kept["object"], messages, {str(p): d for p, d in hashes.items()}, tuple(map(str, absent)))
 
 
-def _context() -> list[str]:
+def _context(runtime: bool = False) -> list[str]:
     """What else decides which files a compile reads: the include variables, and the
-    working folder that relative paths in them and in KMX_CFLAGS are taken from."""
+    working folder that relative paths in them and in KMX_CFLAGS are taken from (for a
+    user's file: a RUNTIME file gets only KMX_CFLAGS' target, which names no file)."""
     variables = [f"{name}={os.environ.get(name, '')}" for name in depends.INCLUDE_VARIABLES]
-    relative = bool(_user_flags()) or any(os.environ.get(name) for name in depends.INCLUDE_VARIABLES)
+    relative = (not runtime and bool(_user_flags())) or any(os.environ.get(name) for name in depends.INCLUDE_VARIABLES)
     return [*variables, os.getcwd() if relative else ""]
 
 

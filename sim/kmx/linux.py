@@ -12,7 +12,11 @@ module is that system, for the calls a thread's C library makes:
   brk does not grow (musl and zig fall back to mmap);
 - the cores as the process's threads: gettid is the core's number + 1, futex waits by
   ending the core's turn (a wake is then spurious, which futex allows), sched_yield ends
-  the turn, sched_getaffinity names the thread's cores;
+  the turn;
+- what the process runs on and may use (sim.kmx.resources): each core a CPU of its own
+  (sched_getaffinity, sched_setaffinity, getcpu), the heap as its memory (sysinfo), no
+  NUMA (mbind and the other memory policy calls are ENOSYS), the layout's limits
+  (prlimit64, getrlimit, setrlimit), and random bytes the same at every run (getrandom);
 - the end: exit ends the core, as a return from kmx_main does; exit_group (C's exit,
   _Exit) ends every core of the thread with that code; a signal (abort, raise) is a fault;
 - time: clock_gettime counts the core's cycles, one instruction a nanosecond (the cycle
@@ -29,6 +33,7 @@ import struct
 from typing import TYPE_CHECKING, Callable
 
 from ..layout import PAGE
+from .resources import MEMORY_POLICY, Resources, SystemCallFault
 
 if TYPE_CHECKING:
     from ..hart.core import Core
@@ -52,6 +57,14 @@ NUMBERS = {
     "munmap": 215, "mremap": 216, "clone": 220, "execve": 221, "mmap": 222, "mprotect": 226,
     "madvise": 233, "wait4": 260, "prlimit64": 261, "getrandom": 278, "membarrier": 283,
     "statx": 291, "clone3": 435,
+    # (what the process runs on and may use: sim.kmx.resources)
+    "sched_setaffinity": 122, "setrlimit": 164, "getcpu": 168, "mbind": 235, "get_mempolicy": 236,
+    "set_mempolicy": 237, "migrate_pages": 238, "move_pages": 239, "set_mempolicy_home_node": 450,
+    # (not served, named so that a fault says which)
+    "getcwd": 17, "dup": 23, "dup3": 24, "fcntl": 25, "faccessat": 48, "pipe2": 59, "getdents64": 61,
+    "sched_setparam": 118, "sched_setscheduler": 119, "sched_getscheduler": 120, "sched_getparam": 121,
+    "sched_get_priority_max": 125, "sched_get_priority_min": 126, "sigaltstack": 132, "times": 153,
+    "getrusage": 165, "prctl": 167, "socket": 198, "mlock": 228, "munlock": 229, "rseq": 293,
 }
 NAMES = {number: name for name, number in NUMBERS.items()}
 
@@ -90,15 +103,12 @@ def start_block(stack_top: int, program_headers: bytes, core: int) -> tuple[int,
     return address, block
 
 
-class SystemCallFault(Exception):
-    """A system call the thread may not make, with what to say."""
-
-
-class Linux:
+class Linux(Resources):
     """The system calls of one cluster's THREAD (sim.machine.cluster.Cluster)."""
 
     def __init__(self, thread) -> None:
         self.thread = thread
+        self._start_resources()
         self._text: dict[tuple[int, int], codecs.IncrementalDecoder] = {}  # (core, fd): UTF-8 split across writes
         self._calls: dict[int, Callable[..., int | None]] = {
             NUMBERS[name]: getattr(self, "_" + name)
@@ -109,7 +119,8 @@ class Linux:
                 "kill", "tkill", "tgkill", "rt_sigaction", "rt_sigprocmask", "uname", "getpid",
                 "getppid", "getuid", "geteuid", "getgid", "getegid", "gettid", "brk", "munmap",
                 "mremap", "mmap", "mprotect", "madvise", "membarrier", "getrandom", "prlimit64",
-                "statx",
+                "statx", "sched_setaffinity", "getcpu", "sysinfo", "getrlimit", "setrlimit",
+                *MEMORY_POLICY,
             )
         }
 
@@ -266,12 +277,6 @@ class Linux:
 
     _clock_nanosleep = _nanosleep
 
-    def _sched_getaffinity(self, core, _pid, size, mask, *_):
-        if size < 8:
-            return -EINVAL
-        self.thread.memory.write(mask, struct.pack("<Q", (1 << len(self.thread.cores)) - 1), core)
-        return 8
-
     def _membarrier(self, core, *_):
         return 0
 
@@ -291,12 +296,6 @@ class Linux:
         fields = ("Linux", "x280", "komorebi-sim", "", "riscv64", "")
         self.thread.memory.write(where, b"".join(f.encode().ljust(65, b"\0") for f in fields), core)
         return 0
-
-    def _getrandom(self, core, *_):
-        return -ENOSYS
-
-    def _prlimit64(self, core, *_):
-        return -ENOSYS
 
     # -- memory -------------------------------------------------------------------------------
 

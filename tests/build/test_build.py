@@ -1,5 +1,6 @@
 """The compiler driver: the build cache, compile errors, optimisation levels, KMX_CC."""
 
+import re
 import stat
 import sys
 
@@ -167,3 +168,36 @@ def test_an_undefined_function_whose_name_starts_with_kmx_main_is_the_linkers_to
     with km.Session() as session, pytest.raises(km.CompileError) as raised:
         session.load(program)
     assert "undefined symbol: kmx_main_step" in str(raised.value) and "has no kmx_main" not in str(raised.value)
+
+
+def test_kmx_cflags_reach_the_users_files_and_not_the_runtimes(tmp_path, kernels, monkeypatch):
+    """Issue 38, item 12. -std=c11 broke the runtime's process.c (musl's internal headers
+    need locale_t, which strict C11 hides) and -Wextra made it warn: real projects pass
+    both. The user's file still gets them (strict C, -Wextra's unused parameter, -D), and
+    the runtime's objects are not compiled again when only KMX_CFLAGS changes."""
+    monkeypatch.setenv("KMX_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "strict.c"
+    source.write_text('#include "kmx.h"\nint kmx_main(int core) {\n'
+                      "#ifdef __STRICT_ANSI__\n    return VALUE;\n#else\n    return -1;\n#endif\n}\n")
+    program = km.Program("strict", kernels=kernels)
+    program.thread(cluster=0, sources=[source])
+    monkeypatch.setenv("KMX_CFLAGS", "-std=c11 -Wextra -DVALUE=11")
+    with pytest.warns(km.CompileWarning) as said:
+        result, _ = run_to_end(program)
+    assert result.code == 11
+    warned = [str(w.message) for w in said if w.category is km.CompileWarning]
+    assert warned and all("kmx_runtime" not in text for text in warned), warned
+    assert any(re.search(r"strict\.c:2:\d+: warning: unused parameter 'core'", text) for text in warned), warned
+    before = _build._compiles
+    monkeypatch.setenv("KMX_CFLAGS", "-std=c11 -Wextra -DVALUE=12")
+    with pytest.warns(km.CompileWarning):
+        assert run_to_end(program)[0].code == 12
+    assert _build._compiles == before + 2  # the user's file and the link: no runtime file
+    # The runtime's files are still built for the target KMX_CFLAGS names, and only that.
+    monkeypatch.setenv("KMX_CFLAGS", "-march=rv64gc -mabi=lp64d -std=c11 -O0")
+    tools = _build.toolchain_in_use()
+    cpu = tools.target_flags()[0]
+    assert cpu.startswith("-mcpu=generic_rv64")
+    for runtime in tools.runtime_sources:
+        flags = tools.flags_for(runtime)
+        assert cpu in flags and "-mabi=lp64d" in flags and "-std=c11" not in flags and "-O0" not in flags

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import komorebi as km
+from komorebi.sim.build import depends
 from komorebi.sim.build import thread as _build
 from tests.conftest import ROOT
 from tests.threads import run_to_end, zig_wrapper
@@ -180,6 +181,74 @@ def test_an_unchanged_thread_is_not_compiled_again(tmp_path, own_cache):
     before = _build.compiler_runs
     assert _code(source) == 4
     assert _build.compiler_runs == before
+
+
+# -- issue 38, item 5: a header probed and not found is in the key too ------------------------
+
+PROBING = '#if {probe}\n#include {name}\n#else\n#define VALUE 1\n#endif\n'
+
+
+@pytest.mark.parametrize(
+    "probe, name, where, flagged",
+    [
+        ('__has_include("cfg.h")', '"cfg.h"', "src", False),  # beside the source
+        ("__has_include(<cfg.h>)", "<cfg.h>", "include", True),  # in a folder -I names
+        ('__has_include ( "sub/cfg.h" )', '"sub/cfg.h"', "src", False),  # in a folder not there yet
+        ('__has_include_next("cfg.h")', '"cfg.h"', "later", True),  # in a folder after probe.h's
+    ],
+)
+def test_a_header_probed_with_has_include_and_created_later_is_seen(tmp_path, own_cache, monkeypatch, probe, name,
+                                                                    where, flagged):
+    """`#if __has_include("cfg.h")` with a default when it is absent: the compile reads no
+    cfg.h, so no depfile names it. Once it is created the next load must use it, the one
+    after that is a hit, and with it deleted the default comes back. The probe is in a
+    header (found through -I) when FLAGGED, in the thread's own file otherwise."""
+    include, later = tmp_path / "include", tmp_path / "later"
+    include.mkdir()
+    later.mkdir()
+    monkeypatch.setenv("KMX_CFLAGS", f"-I{include} -I{later}")
+    source = tmp_path / "src" / "thread.c"
+    source.parent.mkdir()
+    probing = PROBING.format(probe=probe, name=name)
+    if flagged:
+        (include / "probe.h").write_text(probing)
+        source.write_text('#include "kmx.h"\n#include "probe.h"\nint kmx_main(int core) { return VALUE; }\n')
+    else:
+        source.write_text('#include "kmx.h"\n' + probing + "int kmx_main(int core) { return VALUE; }\n")
+    assert _code(source) == 1
+    created = tmp_path / where / name.strip('"<>')
+    created.parent.mkdir(exist_ok=True)
+    created.write_text("#define VALUE 2\n")
+    assert _code(source) == 2
+    before = _build.compiler_runs
+    assert _code(source) == 2
+    assert _build.compiler_runs == before  # a hit
+    created.unlink()
+    assert _code(source) == 1
+
+
+def test_a_probe_whose_name_a_macro_makes_is_compiled_at_every_load(tmp_path, own_cache):
+    """__has_include(CFG): which name it probes is the preprocessor's to say, so the object
+    is never served from the cache, and the new header is seen."""
+    source = tmp_path / "thread.c"
+    source.write_text('#include "kmx.h"\n#define CFG "cfg.h"\n' + PROBING.format(probe="__has_include(CFG)", name="CFG")
+                      + "int kmx_main(int core) { return VALUE; }\n")
+    assert _code(source) == 1
+    before = _build.compiler_runs
+    assert _code(source) == 1
+    assert _build.compiler_runs == before + 1
+    (tmp_path / "cfg.h").write_text("#define VALUE 2\n")
+    assert _code(source) == 2
+
+
+def test_a_scan_finds_the_probes_and_not_the_comments(tmp_path):
+    header = tmp_path / "a.h"
+    header.write_bytes(b'// __has_include(NOT)\n/* __has_include(<no.h>) */\n#if __has_include\\\n("a.h")'
+                       b' && __has_include_next(<b/c.h>)\n#endif\n#if __has_embed("d.bin")\n#endif\n'
+                       b"#ifdef __has_include\n#endif\nchar quote = '\"';\n")
+    assert depends.probed_names([header]) == {"a.h", "b/c.h", "d.bin"}
+    header.write_text("#define HAS(x) __has_include(x)\n")
+    assert depends.probed_names([header]) is None
 
 
 # -- item 13: a damaged entry is built again ------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,6 +154,39 @@ def test_a_damaged_or_missing_library_is_refused(tmp_path, kernels, copied_libra
     assert "SHA-256 differs" in _load_message(tmp_path, kernels)
     shutil.rmtree(copied_library / "x280")
     assert "does not exist" in _load_message(tmp_path, kernels)
+
+
+def _shipped_manifest(cpu_folder: str = "x280") -> dict:
+    return json.loads((libc.folder() / cpu_folder / libc.MANIFEST).read_text())
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (b"{not json", r"is not JSON \(Expecting property name"),
+        (b'{"ziglang": "0.17\xff"}', r"is not UTF-8 text \(byte 0xff at 17\)"),
+        (b"[]", r"holds a JSON array, not an object"),
+        (lambda m: {k: v for k, v in m.items() if k != "files"}, r"has no 'files'"),
+        (lambda m: {k: v for k, v in m.items() if k != "recipe"}, r"has no 'recipe'"),
+        (lambda m: {**m, "ziglang": 17}, r"'ziglang' is a JSON number, not a string"),
+        (lambda m: {**m, "files": ["libc.a"]}, r"'files' is a JSON array, not an object"),
+        (lambda m: {**m, "recipe": "musl"}, r"'recipe' is a JSON string, not an object"),
+        (lambda m: {**m, "files": {**m["files"], "libc.a": 5}}, r"'files' gives libc.a a JSON number, not a SHA-256"),
+    ],
+    ids=["not-json", "not-utf8", "array", "no-files", "no-recipe", "ziglang-number", "files-array",
+         "recipe-string", "hash-number"],
+)
+def test_a_damaged_manifest_is_refused_with_what_to_do(tmp_path, kernels, copied_library, damage, said):
+    """A manifest that is not JSON, not UTF-8, or JSON of another shape gets the same
+    CompileError as a damaged libc.a: it names the file and the command that builds the
+    library again (never a raw AttributeError or UnicodeDecodeError)."""
+    manifest = copied_library / "x280" / libc.MANIFEST
+    manifest.write_bytes(damage if isinstance(damage, bytes) else json.dumps(damage(_shipped_manifest())).encode())
+    message = _load_message(tmp_path, kernels)
+    assert "the card's C library for -mcpu=sifive_x280 cannot be linked: " in message
+    assert re.search(f"its manifest {re.escape(str(manifest))} is damaged: (it )?" + said, message), message
+    assert "-m komorebi.sim.build.libc" in message
+    assert libc.main(["--check", "--into", str(copied_library)]) == 1
 
 
 def test_a_library_of_another_recipe_is_refused(copied_library):

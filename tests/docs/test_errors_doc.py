@@ -378,6 +378,26 @@ def _zig_cache_is_a_file(tmp_path, monkeypatch):
     return _load(program(tmp_path))
 
 
+def _library_manifest_damaged(tmp_path, monkeypatch):
+    import shutil
+
+    from komorebi.sim.build import libc
+
+    copy = tmp_path / "libc"
+    shutil.copytree(libc.folder(), copy)
+    monkeypatch.setattr(libc, "folder", lambda: copy)
+    (copy / "x280" / libc.MANIFEST).write_text("[]")
+    return _load(program(tmp_path))
+
+
+def _library_manifest_values(tmp_path) -> dict[str, str]:
+    from komorebi.sim.build import libc
+
+    return {"cpu": "-mcpu=sifive_x280", "python": sys.executable, "seconds": str(libc.BUILD_SECONDS),
+            "why": f"its manifest {tmp_path / 'libc' / 'x280' / libc.MANIFEST} is damaged: it holds a JSON "
+                   f"array, not an object (a manifest is {libc.MANIFEST_SHAPE})"}
+
+
 def _forked_child(tmp_path, _):
     """The message a forked child gets from its parent's run (through a pipe)."""
     with km.Session() as session:
@@ -665,6 +685,8 @@ CASES = [
     Case("cache-cannot-be-written", "cannot be written", _cache_is_a_file,
          lambda t: {"folder": repr(str(t / "afile")), "why": "a file is in the way where a folder must be"}),
     Case("cache-no-home", "the build cache has no folder", _no_home),
+    Case("library-manifest-damaged", "C library for {cpu} cannot be linked", _library_manifest_damaged,
+         _library_manifest_values),
     Case("cache-zig", "zig could not use its cache folder", _zig_cache_is_a_file,
          lambda t: {"folder": str(t / "afile")}),
     Case("compile-no-compiler", "was not found (KMX_CC=",
@@ -850,6 +872,10 @@ CASES = [
     Case("warning-not-simulated", "is not simulated: the simulator runs no Tensix code", _kernel_that_does_something, {"file": "compute.cpp"}),
     Case("warning-coherence", "before the thread invalidated it", _read_before_invalidate,
          {"core": "0", "name": "data", "which bytes": "all 64 bytes", "line": "7", "id": "0"}),
+    Case("fault-sched-setaffinity", "cannot move to another",
+         lambda t, m: fault(t, "    unsigned long cpus = 2;\n    syscall(SYS_sched_setaffinity, 0, 8, &cpus);\n    return 0;\n",
+                            prelude="#include <unistd.h>\n#include <sys/syscall.h>\n", cores=3),
+         {"core": "0", "CPUs": "CPU 1", "the thread's CPUs": "CPUs 0 to 2"}),
     Case("warning-compile", "warning: {what the compiler says}", _compile_warning,
          lambda t: {"file": _thread_file(t), "line": "5"}),
 ]
