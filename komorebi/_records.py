@@ -127,7 +127,9 @@ class Finding:
     "flush-over-noc-write"; `start`
     and `end` are byte offsets in the region (end exclusive), the span of every byte the
     mistake touched; `file` and `line` are the thread's source line of its first
-    occurrence; `message` says what went wrong and what the fix is. Where a Tensix
+    occurrence; `message` says what went wrong and what the fix is. `core` is the core of
+    the first occurrence; `cores` names every core that made the mistake, each with the
+    bytes of the region it touched, as (core, start, end). Where a Tensix
     stand-in (program.noc_agent) took part, `agent` names it and `agent_file` and
     `agent_line` are the Python line of its noc call: the noc.write under a stale read,
     the noc.read of bytes a core had not flushed, the noc.write a flush wrote back over.
@@ -150,6 +152,7 @@ class Finding:
     agent: str | None = None
     agent_file: str | None = None
     agent_line: int | None = None
+    cores: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def where(self) -> str:
@@ -160,8 +163,10 @@ class Finding:
 
     def __repr__(self) -> str:
         place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}" if self.file else "no source line"
+        numbers = sorted({n for n, _, _ in self.cores}) or [self.core]
+        cores = f"core {numbers[0]}" if len(numbers) == 1 else "cores " + ", ".join(map(str, numbers))
         return (f"Finding({self.kind} in region {self.region!r}, bytes {self.start} to {self.end - 1}, at {place}, "
-                f"core {self.core} of cluster {self.cluster})")
+                f"{cores} of cluster {self.cluster})")
 
 
 class LineState(IntEnum):

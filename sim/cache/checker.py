@@ -65,6 +65,25 @@ def _bytes(start: int, end: int, size: int) -> str:
     return f"bytes {start} to {end - 1}"
 
 
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
+def _who(cores: dict[int, tuple[int, int]], default: str = "the thread") -> str:
+    """The cores of a finding, in words: "core 0", "cores 0 and 2" (DEFAULT: none known)."""
+    numbers = sorted(cores)
+    if not numbers:
+        return default
+    return f"core {numbers[0]}" if len(numbers) == 1 else "cores " + _and([str(n) for n in numbers])
+
+
+def _each(cores: dict[int, tuple[int, int]], size: int) -> str:
+    """Each core's bytes, after a finding's (nothing for one core): ": core 0 bytes 0 to 63 and ..."."""
+    if len(cores) < 2:
+        return ""
+    return ": " + _and([f"core {n} {_bytes(start, end, size)}" for n, (start, end) in sorted(cores.items())])
+
+
 class Region(Protocol):
     """A region as the checker needs it (sim.machine.cluster.Region is one)."""
 
@@ -114,6 +133,10 @@ class Checker:
         # dirty line of the region (the card-size cache): a missing flush rescued
         self._rescued_at: dict[int, tuple[int, object]] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
+        # each finding's cores, and the bytes of the region each touched: core -> (start, end)
+        self._cores: dict[tuple[int, str], dict[int, tuple[int, int]]] = {}
+        # stale-read findings whose bytes a core read again and again (a loop that waits on them)
+        self._again: set[tuple[int, str]] = set()
         # read-before-invalidate: its region, and the other cores that read it (core, start, end)
         self._regions: dict[int, "Region"] = {}
         self._others: dict[tuple[int, str], list[tuple[int, int, int]]] = {}
@@ -175,8 +198,7 @@ class Checker:
         others = self._others.get(key)
         if not others:
             return ""
-        parts = [f"core {n} ({_bytes(start, end, region.size)})" for n, start, end in others]
-        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+        said = _and([f"core {n} ({_bytes(start, end, region.size)})" for n, start, end in others])
         return f" {said[0].upper()}{said[1:]} read it before the invalidate too."
 
     def settle(self) -> None:
@@ -186,6 +208,8 @@ class Checker:
         memory is there; called when the findings are read and before it goes."""
         for (region_id, kind), found in list(self._found.items()):
             region = self._regions.get(region_id)
+            if kind == STALE_READ and region is not None:
+                self._settle_again((region_id, kind), region, found)
             if kind != READ_BEFORE_INVALIDATE or region is None:
                 continue
             first = region.offset // LINE
@@ -199,11 +223,26 @@ class Checker:
                     found.start, found.end)
             others = [(n, *self._read_by(region, bits, first, 1 << n)) for n in range(CORES_PER_CLUSTER)]
             self._others[key] = [(n, a, b) for n, a, b in others if b and n != found.core]
-            settled = replace(found, start=start, end=end, message=self._explain[key](start, end))
+            # (its message names the first core's bytes, then the others'; its fields, all of them)
+            self._cores[key] = {found.core: (start, end), **{n: (a, b) for n, a, b in self._others[key]}}
+            low, high = min(a for a, _ in self._cores[key].values()), max(b for _, b in self._cores[key].values())
+            settled = replace(found, start=low, end=high, message=self._explain[key](start, end),
+                              cores=self._cores_of(key))
             if settled != found:
                 self._found[key] = settled
                 if self.on_change is not None:
                     self.on_change(settled)
+
+    def _settle_again(self, key, region: "Region", found: Finding) -> None:
+        """A stale-read whose bytes were read again from the same byte (a loop that waits
+        on them, the stand-in's flag, say): its advice is to invalidate inside the loop."""
+        if key in self._again or not region.cache.read_again(found.start + region.offset, found.end + region.offset):
+            return
+        self._again.add(key)
+        settled = replace(found, message=self._explain[key](found.start, found.end))
+        self._found[key] = settled
+        if self.on_change is not None:
+            self.on_change(settled)
 
     def _line_event(self, region: "Region", kind: int, offset: int, size: int) -> None:
         """sim/native/watch.c saw a stale read of [OFFSET, OFFSET + SIZE) of REGION's span,
@@ -221,8 +260,8 @@ class Checker:
             pc = core.access_pc(tile.state.accessed, 1, None) if core is not None else None
             self._rescued_at[region.id] = self._here(core, pc)
         elif kind == hooks.EVENT_STALE_FLUSH and core is not None:
-            words = np.array([offset, offset + size - 4])  # (the first and the last 4 bytes)
-            self.stale_flush(region, words, core, core.access_pc(registers.CCACHE0, 8, True),
+            stale = np.array([offset, offset + size - 1])  # (the first and the last stale byte)
+            self.stale_flush(region, stale, core, core.access_pc(registers.CCACHE0, 8, True),
                              how="a line flush (CCACHE0_FLUSH64)")
 
     def _touch_here(self, region: "Region", offset: int, cached: bool, core: "Core | None"):
@@ -254,7 +293,7 @@ class Checker:
             return
         key = (region.id, MIXED_ALIAS)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, core.number if core is not None else None)
             return
         number, source = self._touch_here(region, offset, now_cached, core)
         _, other = self._before(region, offset // PAGE, not now_cached)
@@ -301,24 +340,25 @@ class Checker:
         if start >= end:
             return
         key = (region.id, NOC_READ_UNFLUSHED)
+        writers = self._writers(region, lines)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, cores=writers)
             return
         core, source = self._writer(region, lines)
-        who = f"core {core}" if core is not None else "the thread"
         wrote = f" at line {source.line}" if source is not None else ""
         at = f" at {PurePath(file).name}:{line}" if file else ""
         self._record(
             key, core or 0, region, start, end, source,
             lambda start, end: (
                 f"agent {agent!r} read region {region.name!r} ({_bytes(start, end, region.size)}) from "
-                f"DRAM{at} (noc.read), but {who} had written those bytes{wrote} and not flushed them: "
+                f"DRAM{at} (noc.read), but {_who(self._cores[key])} had written those bytes{wrote}"
+                f"{_each(self._cores[key], region.size)} and not flushed them: "
                 "they were still dirty in the X280's cache, so the agent read DRAM's old bytes. A "
                 "Tensix core reads DRAM past that cache. Call "
                 f"kmx_flush({region.id}) after the last write and before the thread says the data "
                 "is ready (before it writes or flushes its flag)."
             ),
-            agent=(agent, file, line),
+            agent=(agent, file, line), cores=writers,
         )
 
     def flush_over_noc(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
@@ -334,7 +374,7 @@ class Checker:
             return
         key = (region.id, FLUSH_OVER_NOC_WRITE)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, core.number)
             return
         number, source = self._here(core, core.call_pc())
         agent, file, line = writers[0][1]
@@ -360,8 +400,9 @@ class Checker:
         if start >= end:
             return
         key = (region.id, STALE_READ)
+        self._regions[region.id] = region  # (settle looks for a read made again)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, core.number if core is not None else None)
             return
         pc = core.access_pc(region.address - region.offset + offset, size, False) if core is not None else None
         number, source = self._here(core, pc)
@@ -379,8 +420,9 @@ class Checker:
         self._record(
             key, number, region, start, end, source,
             lambda start, end: (
-                f"core {number} read stale bytes of region {region.name!r} "
-                f"({_bytes(start, end, region.size)}){' ' + where.strip() if where else ''}: the "
+                f"{_who(self._cores[key])} read stale bytes of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}{_each(self._cores[key], region.size)})"
+                f"{' ' + where.strip() if where else ''}: the "
                 f"cache held those lines {why}, and the thread had not written those bytes, so "
                 "it read what the cache held instead of "
                 + ("DRAM's bytes." if uncached else "Python's data (in strict mode 0xA5 bytes, 2779096485 "
@@ -399,12 +441,18 @@ class Checker:
         self._record(
             key, number, region, start, end, source,
             lambda start, end: (
-                f"core {number} read stale bytes of region {region.name!r} "
-                f"({_bytes(start, end, region.size)}){' ' + where.strip() if where else ''}: agent "
+                f"{_who(self._cores[key])} read stale bytes of region {region.name!r} "
+                f"({_bytes(start, end, region.size)}{_each(self._cores[key], region.size)})"
+                f"{' ' + where.strip() if where else ''}: agent "
                 f"{agent!r} had written them to DRAM{at} (noc.write), past the X280's cache, while the "
                 "cache held those lines from before, so the core read the cache's old bytes instead of "
-                f"DRAM's new ones. Call kmx_invalidate({region.id}) after the thread sees that the data "
-                "is ready (its flag) and before it reads the data."
+                "DRAM's new ones. "
+                + (f"It read them again and again, as a loop that waits on them (a flag) does: the cache "
+                   "keeps its old copy until an invalidate drops it, so the loop never sees the new value. "
+                   f"Call kmx_invalidate({region.id}) inside the loop, before each read of them."
+                   if key in self._again else
+                   f"Call kmx_invalidate({region.id}) after the thread sees that the data is ready (its "
+                   "flag) and before it reads the data.")
             ),
             agent=writer,
         )
@@ -417,6 +465,15 @@ class Checker:
             return None, None
         return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
 
+    def _writers(self, region: "Region", lines: np.ndarray) -> dict[int, tuple[int, int]]:
+        """Each core that wrote LINES first since they were clean (a page's first write is
+        known: sim/native/fill.c), and the bytes of its lines among them."""
+        cores = region.cache.write_core[lines * LINE // PAGE]
+        out = {}
+        for number in np.unique(cores[cores >= 0]).tolist():
+            out[number] = self._line_range(region, lines[cores == number])
+        return {n: (a, b) for n, (a, b) in out.items() if a < b}
+
     def unflushed(self, region: "Region", lines: np.ndarray, submit_core: "Core | None" = None,
                   rescued: np.ndarray | None = None) -> None:
         """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty,
@@ -425,13 +482,14 @@ class Checker:
         if start >= end:
             return
         key = (region.id, UNFLUSHED_WRITE)
+        writers = self._writers(region, lines)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, cores=writers)
             return
         core, source = self._writer(region, lines)
         if rescued is not None and rescued.size:
             self._record(key, core or 0, region, start, end, source,
-                         self._rescued_message(region, core, source, int(rescued.size)))
+                         self._rescued_message(region, key, source, int(rescued.size)), cores=writers)
             return
         if submit_core is not None:
             _, at = self._here(submit_core, submit_core.call_pc())
@@ -448,26 +506,25 @@ class Checker:
             else:
                 why = "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. That comes only at the end: anything that reads the region's DRAM before it (a Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed back, so does Python."
             why += f" Call kmx_flush({region.id}) after the last write."
-        who = f"core {core}" if core is not None else "the thread"
         where = _at(source)
         self._record(
             key, core or 0, region, start, end, source,
             lambda start, end: (
-                f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
-                f"{' ' + where.strip() if where else ''}, and the lines were still dirty in "
-                f"the cache {when}. {why}"
+                f"{_who(self._cores[key])} wrote region {region.name!r} ({_bytes(start, end, region.size)}"
+                f"{_each(self._cores[key], region.size)}){' ' + where.strip() if where else ''}, and the lines "
+                f"were still dirty in the cache {when}. {why}"
             ),
+            cores=writers,
         )
 
-    def _rescued_message(self, region: "Region", core: int | None, source, count: int) -> Callable[[int, int], str]:
-        """The unflushed-write's message when COUNT of its lines reached DRAM only by the
-        L3's evictions (the card-size cache); CORE wrote them first, at SOURCE."""
+    def _rescued_message(self, region: "Region", key, source, count: int) -> Callable[[int, int], str]:
+        """The unflushed-write KEY's message when COUNT of its lines reached DRAM only by the
+        L3's evictions (the card-size cache); its first core wrote them first, at SOURCE."""
         _, at = self._rescued_at.get(region.id, (None, None))
         where, evicted_where = _at(source), (f" at line {at.line}" if at is not None else "")
-        who = f"core {core}" if core is not None else "the thread"
         return lambda start, end: (
-            f"{who} wrote region {region.name!r} ({_bytes(start, end, region.size)})"
-            f"{' ' + where.strip() if where else ''}, and never flushed the lines. "
+            f"{_who(self._cores[key])} wrote region {region.name!r} ({_bytes(start, end, region.size)}"
+            f"{_each(self._cores[key], region.size)}){' ' + where.strip() if where else ''}, and never flushed the lines. "
             f"{count} of them reached DRAM anyway, rescued by eviction{evicted_where}: the L3 "
             "needed their place for another line and wrote them back. On a card that "
             "happens only when the cache is full enough, which depends on everything else "
@@ -482,7 +539,7 @@ class Checker:
             return
         key = (region.id, INVALIDATE_DROPPED_WRITES)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, core.number)
             return
         number, source = self._here(core, core.call_pc())
         writer, written_at = self._writer(region, lines)
@@ -499,18 +556,18 @@ class Checker:
             ),
         )
 
-    def stale_flush(self, region: "Region", words: np.ndarray, core: "Core", pc: int | None = None,
+    def stale_flush(self, region: "Region", stale: np.ndarray, core: "Core", pc: int | None = None,
                     how: str | None = None) -> None:
-        """CORE's kmx_flush (HOW: another flush, at PC) wrote back the stale 4-byte WORDS
-        (span byte offsets)."""
-        if words.size == 0:
+        """CORE's kmx_flush (HOW: another flush, at PC) wrote back STALE bytes (span byte
+        offsets) the thread never wrote."""
+        if stale.size == 0:
             return
-        start, end = self._clip(region, int(words.min()), int(words.max()) + 4)
+        start, end = self._clip(region, int(stale.min()), int(stale.max()) + 1)
         if start >= end:
             return
         key = (region.id, FLUSH_WROTE_STALE_BYTES)
         if key in self._found:
-            self._extend(key, start, end)
+            self._extend(key, start, end, core.number)
             return
         number, source = self._here(core, core.call_pc() if pc is None else pc)
         where = _at(source)
@@ -548,8 +605,12 @@ class Checker:
         return self._clip(region, int(lines.min()) * LINE, (int(lines.max()) + 1) * LINE)
 
     def _record(self, key, core: int, region: "Region", start: int, end: int, source,
-                message: Callable[[int, int], str], agent: tuple | None = None) -> None:
+                message: Callable[[int, int], str], agent: tuple | None = None,
+                cores: dict[int, tuple[int, int]] | None = None) -> None:
+        """A new finding: CORE's first (CORES: each core's bytes, where several made it; empty:
+        no core's, Python's own)."""
         self._explain[key] = message
+        self._cores[key] = dict(cores) if cores is not None else {core: (start, end)}
         name, agent_file, agent_line = agent or (None, None, None)
         found = self._found[key] = Finding(
             kind=key[1], cluster=self.number, core=core, region=region.name,
@@ -557,12 +618,25 @@ class Checker:
             file=source.file if source is not None else None,
             line=source.line if source is not None else None,
             message=message(start, end), agent=name, agent_file=agent_file, agent_line=agent_line,
+            cores=self._cores_of(key),
         )
         if self.on_finding is not None:
             self.on_finding(found)
 
-    def _extend(self, key, start: int, end: int) -> None:
+    def _cores_of(self, key) -> tuple[tuple[int, int, int], ...]:
+        return tuple((n, start, end) for n, (start, end) in sorted(self._cores[key].items()))
+
+    def _extend(self, key, start: int, end: int, core: int | None = None,
+                cores: dict[int, tuple[int, int]] | None = None) -> None:
+        """The same mistake again, in [START, END): by CORE (or CORES, each its bytes)."""
         found = self._found[key]
-        if start < found.start or end > found.end:
-            start, end = min(start, found.start), max(end, found.end)
-            self._found[key] = replace(found, start=start, end=end, message=self._explain[key](start, end))
+        known = self._cores[key]
+        for n, (low, high) in (cores or ({core: (start, end)} if core is not None else {})).items():
+            was = known.get(n)
+            known[n] = (low, high) if was is None else (min(was[0], low), max(was[1], high))
+        start, end = min(start, found.start), max(end, found.end)
+        changed = replace(found, start=start, end=end, message=self._explain[key](start, end), cores=self._cores_of(key))
+        if changed != found:
+            self._found[key] = changed
+            if self.on_change is not None:  # (the trace and the story say what run.findings says)
+                self.on_change(changed)

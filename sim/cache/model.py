@@ -320,6 +320,13 @@ class CachedRegion:
         self.state.fresh = hooks.pointer(self._fresh, ctypes.c_uint64)
         self.state.stale_lines = hooks.pointer(self._stale_lines)
         self.state.told = hooks.pointer(self._told)
+        self._keep_dirty_mask()  # (a store to a stale line is seen: dirty, whatever it stores)
+
+    def _keep_dirty_mask(self) -> None:
+        """Keep, per line, whether a store the watch saw (sim/native/watch.c) made it dirty."""
+        if self._dirty_mask is None:
+            self._dirty_mask = np.zeros(self.pages, np.uint64)
+            self.state.dirty_mask = hooks.pointer(self._dirty_mask, ctypes.c_uint64)
 
     def know_lines(self) -> None:
         """From now on, every page of the region is watched (sim/native/watch.c) and its
@@ -334,8 +341,8 @@ class CachedRegion:
         full = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
         lines = self.pages * LINES_PER_PAGE
         self._cached_lines = np.where(self._filled == 1, full, np.uint64(0)).astype(np.uint64)
-        self._dirty_mask = np.zeros(self.pages, np.uint64)
-        dirty = self.dirty_lines()  # (compared with their clean bytes, as until now)
+        dirty = self.dirty_lines()  # (compared with their clean bytes, or seen, as until now)
+        self._keep_dirty_mask()
         np.bitwise_or.at(self._dirty_mask, dirty // LINES_PER_PAGE, np.uint64(1) << (dirty % LINES_PER_PAGE).astype(np.uint64))
         touched = (self.loaded == 1) | (self.written == 1)
         if self._unpainted is not None:
@@ -356,10 +363,17 @@ class CachedRegion:
         else:
             self._own_clean = np.zeros(self.pages, np.uint8)
             state.own_clean = hooks.pointer(self._own_clean)
-        for name in ("cached_lines", "dirty_mask", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
+        for name in ("cached_lines", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
             setattr(state, name, hooks.pointer(getattr(self, "_" + name), ctypes.c_uint64))
         state.lines_known = 1
         self.lines_known = True
+
+    def read_again(self, start: int, end: int) -> bool:
+        """Whether the stale bytes of a line of span bytes [START, END) were read again at once
+        (sim/native/watch.c: a loop that waits on those bytes)."""
+        if self._told is None:
+            return False
+        return bool((self._told[start // LINE : -(-end // LINE)] & hooks.TOLD_AGAIN).any())
 
     def uc_stale_at(self, offset: int) -> int:
         """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
@@ -490,13 +504,17 @@ class CachedRegion:
 
     def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
         """The dirty lines of written pages [START, END): those written since clean where
-        lines are known one by one (a store of a line's own bytes too), else those whose
-        bytes differ from their clean ones."""
+        lines are known one by one (a store of a line's own bytes too); elsewhere those a
+        store the watch saw made dirty (strict mode's stale lines), and those whose bytes
+        differ from their clean ones."""
         lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        if self.lines_known:
-            bits = np.unpackbits(self._dirty_mask[start:end].view(np.uint8), bitorder="little")
-            return np.flatnonzero(bits) + lo
-        return hooks.dirty_lines(self._view_lines[lo:hi], self._clean_lines(start, end, where), lo)
+        seen = _NO_LINES
+        if self._dirty_mask is not None:
+            seen = np.flatnonzero(np.unpackbits(self._dirty_mask[start:end].view(np.uint8), bitorder="little")) + lo
+            if self.lines_known:
+                return seen
+        differ = hooks.dirty_lines(self._view_lines[lo:hi], self._clean_lines(start, end, where), lo)
+        return np.union1d(seen, differ) if seen.size else differ
 
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""
@@ -528,38 +546,42 @@ class CachedRegion:
                 dram[offsets] = values
         return dram
 
-    def stale_words(self, lines: np.ndarray) -> np.ndarray:
-        """Byte offsets of the 4-byte words in LINES that still hold stale bytes where DRAM
-        holds something else: what a flush of them would write over Python's data. The
-        thread storing 0xA5A5A5A5 itself would be counted too."""
+    def stale_bytes(self, lines: np.ndarray) -> np.ndarray:
+        """Byte offsets of the bytes of LINES that the thread has not written since the line
+        was stale (strict mode: sim/native/watch.c keeps the bytes it wrote, `fresh`): what a
+        flush of them writes back of the cache's stale bytes. Which bytes were written is
+        known, not guessed from the bytes they hold."""
+        if self._fresh is None or lines.size == 0:
+            return _NO_LINES
         lines = lines[self.stale[lines // LINES_PER_PAGE] == 1]
+        unwritten = ~self._fresh[lines]
+        lines, unwritten = lines[unwritten != 0], unwritten[unwritten != 0]
         if lines.size == 0:
             return _NO_LINES
-        view = self.view.view(np.uint32).reshape(-1, LINE // 4)[lines]
-        dram = self.dram.view(np.uint32).reshape(-1, LINE // 4)[lines]
-        row, column = np.nonzero((view == STALE_WORD) & (dram != STALE_WORD))
-        return lines[row] * LINE + column * 4
+        bits = np.unpackbits(unwritten.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        row, byte = np.nonzero(bits)
+        return lines[row] * LINE + byte
 
     def flush(self, find_stale: bool = False, region_start: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """kmx_flush: write the dirty lines back to DRAM; they stay cached, clean. Returns
-        the lines written and (FIND_STALE) the `stale_words` among them from byte
+        the lines written and (FIND_STALE) the `stale_bytes` among them from byte
         REGION_START of the span on, found before they were written."""
-        lines, stale_words = [], []
+        lines, stale_bytes = [], []
         for start, end, where in self._written_runs():  # a chunk at a time
             dirty = self._dirty_in(start, end, where)
             if dirty.size:
                 if find_stale:
-                    words = self.stale_words(dirty)
-                    stale_words.append(words[words + 4 > region_start])
+                    stale = self.stale_bytes(dirty)
+                    stale_bytes.append(stale[stale >= region_start])
                 if not self.direct:  # (direct: the lines are in DRAM already)
                     self._write_back(dirty)
                 lines.append(dirty)
             self._clean_again(start, end, where)
         self._writable[:] = 0
-        if self.lines_known:
+        if self._dirty_mask is not None:
             self._dirty_mask[:] = 0
         lines = np.concatenate(lines) if lines else _NO_LINES
-        words = np.concatenate(stale_words) if stale_words else _NO_LINES
+        stale = np.concatenate(stale_bytes) if stale_bytes else _NO_LINES
         self._fresh_again(lines)
         # (the lines written back over bytes that reached DRAM past the cache since they were
         # cached: a Tensix stand-in's noc.write, or the uncached alias's store; the checker's)
@@ -568,10 +590,10 @@ class CachedRegion:
         if self.rescued is not None:  # the region is flushed now, as it should have been
             self.rescued[:] = 0
         self._mark(lines, FLUSHED)
-        if words.size:
-            marked = np.unique(words // LINE)
+        if stale.size:
+            marked = np.unique(stale // LINE)
             self.line_events[marked] = np.maximum(self.line_events[marked], FLUSHED_STALE)
-        return lines, words
+        return lines, stale
 
     def _write_back(self, lines: np.ndarray) -> None:
         if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy
@@ -621,13 +643,14 @@ class CachedRegion:
                 self._side_mask[:] = 0
             self._uc_stale[:] = 0
             self._cached_lines[:] = 0
-            self._dirty_mask[:] = 0
             for touched in (self._cc_touched, self._uc_touched, self._mixed_told):
                 touched[:] = 0  # (the next touch through either alias starts anew)
             if self._own_clean is not None:
                 self._own_clean[:] = 0
         self._filled[:] = 0
         self._writable[:] = 0
+        if self._dirty_mask is not None:
+            self._dirty_mask[:] = 0
         self.stale[:] = 0
         self._unpainted = None
         self.state.unpainted = None

@@ -206,18 +206,23 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
 }
 
 /* Python reads (WRITE: writes) [OFFSET, OFFSET + SIZE) of REGION's span, on CORE's behalf
- * (0: its own): what a fill does for each page, and a read's lines kept as watch.c keeps
- * them (SIZE 0: the page of OFFSET, no line). Returns whether the last page may be written
- * without coming back here. */
+ * (0: its own): what a fill does for each page, and then what a core's access does: on a
+ * watched page watch.c's, elsewhere a read's lines kept as watch.c keeps them (SIZE 0: the
+ * page of OFFSET, no line). Returns whether the last page may be written without coming
+ * back here. */
 int region_access(Region *region, uint64_t offset, uint64_t size, int write, Core *core, void *uc) {
     int writable = 0;
     uint64_t end = offset + (size ? size : 1);
     for (uint64_t page = offset / PAGE; page * PAGE < end; page++)
         writable = access(region, page, write, core, uc);
-    if (size && region->lines_known) /* (as a core's access of a watched page: its lines are known) */
-        (write ? watch_write : watch_read)(region, core, offset, size);
-    else if (!write && size)
-        for (uint64_t line = offset / LINE; line * LINE < end; line++)
-            read_line_before_invalidate(region, line, core);
+    for (uint64_t at = offset; size && at < end;) { /* a page at a time */
+        uint64_t page = at / PAGE, stop = (page + 1) * PAGE < end ? (page + 1) * PAGE : end;
+        if (page_watched(region, page))
+            (write ? watch_write : watch_read)(region, core, at, stop - at);
+        else if (!write)
+            for (uint64_t line = at / LINE; line * LINE < stop; line++)
+                read_line_before_invalidate(region, line, core);
+        at = stop;
+    }
     return writable;
 }

@@ -104,7 +104,7 @@ typedef struct {
     uint64_t *fresh;       /* per line, strict mode: the bytes the thread wrote since it was stale */
     uint8_t *stale_lines;  /* per page, strict mode: how many of its lines still hold stale bytes */
     uint64_t *dropped;     /* per page, a bit per line: a line flush dropped it (before any invalidate) */
-    uint8_t *told;         /* per line: its stale read was told to Python */
+    uint8_t *told;         /* per line: its stale read was told to Python (and TOLD_AGAIN: watch.c) */
     uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
     uint8_t *loaded_bytes; /* direct: the bytes the span was loaded with (0: zeros) */
     line_event_fn on_line_event; /* Python: a stale read, or a line flush that wrote stale bytes */
@@ -134,7 +134,9 @@ typedef struct {
      * page not written before. A page read so is watched until the invalidate (or its
      * first write), so that the checker names the lines each core read. */
     uint8_t *read_cores;
+    uint64_t last_stale;    /* the last stale read's first byte in the span, plus one (watch.c) */
 } Region;
+#define TOLD_AGAIN 0x80 /* (Region.told: the line's stale bytes were read again, at once: watch.c) */
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */

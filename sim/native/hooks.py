@@ -45,6 +45,7 @@ PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
 LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
 EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED, EVENT_UNCACHED = 1, 2, 3, 4
+TOLD_AGAIN = 0x80  # hooks.h: a line's stale bytes were read again at once (watch.c)
 EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
@@ -114,6 +115,7 @@ class RegionState(ctypes.Structure):
         ("level_counts", _u64),
         ("rescued", _u8),
         ("read_cores", _u8),
+        ("last_stale", ctypes.c_uint64),
     ]
 
 

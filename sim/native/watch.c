@@ -80,10 +80,19 @@ static void tell(Region *r, int64_t kind, uint64_t offset, uint64_t size) {
 static uint64_t first_byte(uint64_t mask) { return (uint64_t)__builtin_ctzll(mask); }
 static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll(mask); }
 
-/* A stale read of LINE's bytes WANT: told once a line, with the stale bytes of the line. */
-static void stale_read(Region *r, uint64_t line, uint64_t stale) {
-    if (r->told[line])
+/* A stale read of LINE, beginning at byte FIRST of it: told once a line, with the stale
+ * bytes of the line (STALE, a mask). A stale read that begins where the region's last one
+ * began is the same bytes read again, with no other stale byte read between, as a loop
+ * that waits on them does: the line's `told` gets TOLD_AGAIN (the checker's advice then
+ * differs: sim/cache/checker.py). */
+static void stale_read(Region *r, uint64_t line, uint64_t stale, uint64_t first) {
+    uint64_t at = line * LINE + first + 1, last = r->last_stale;
+    r->last_stale = at;
+    if (r->told[line]) {
+        if (last == at)
+            r->told[line] |= TOLD_AGAIN;
         return;
+    }
     r->told[line] = 1;
     mark(r, line, MARK_READ_STALE);
     tell(r, EVENT_STALE_READ, line * LINE + first_byte(stale), last_byte(stale) - first_byte(stale) + 1);
@@ -115,7 +124,7 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
             touched(r, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
             if (r->uc_stale[line] & want) { /* DRAM changed under the cached line */
-                stale_read(r, line, r->uc_stale[line]);
+                stale_read(r, line, r->uc_stale[line], first);
                 continue;
             }
         }
@@ -124,7 +133,7 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
         /* a page read before it was written has its finding already (read before
          * invalidate), which covers the page */
         if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want && !r->read_stale[page])
-            stale_read(r, line, ~r->fresh[line]);
+            stale_read(r, line, ~r->fresh[line], first);
     }
 }
 
@@ -135,11 +144,11 @@ void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
         if (r->tile)
             tile_touch(r, core, line, 1);
+        if (r->dirty_mask) /* (a store of the line's own bytes too, as on a card) */
+            r->dirty_mask[page] |= 1ull << (line % LINES_PER_PAGE);
         if (r->lines_known) {
-            uint64_t bit = 1ull << (line % LINES_PER_PAGE);
             touched(r, page, line, 1);
-            r->cached_lines[page] |= bit;
-            r->dirty_mask[page] |= bit; /* (a store of the line's own bytes too, as on a card) */
+            r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
             r->uc_stale[line] &= ~wrote; /* the thread's own bytes now */
         }
         if (r->stale[page] && r->fresh && r->fresh[line] != FULL) {
@@ -189,11 +198,13 @@ static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zero
 }
 
 /* Whether the line at OFFSET is dirty: written since it was clean, where lines are known
- * one by one; elsewhere, its bytes differ from its clean ones (a store of a line's own
- * bytes leaves it clean there: sim/cache/model.py says why no program can tell). */
+ * one by one; elsewhere, a store seen here (a watched page's: strict mode's stale lines)
+ * made it so, or its bytes differ from its clean ones (a store of a line's own bytes on the
+ * fast path leaves it clean: sim/cache/model.py says why no program can tell). */
 static int dirty(const Region *r, uint64_t page, uint64_t offset) {
-    if (r->lines_known)
-        return r->dirty_mask[page] >> (offset / LINE % LINES_PER_PAGE) & 1;
+    int seen = r->dirty_mask && (r->dirty_mask[page] >> (offset / LINE % LINES_PER_PAGE) & 1);
+    if (r->lines_known || seen)
+        return seen;
     return r->writable[page] && differs(r->view + offset, reference(r, page, offset));
 }
 
@@ -280,10 +291,10 @@ static int leave_cache(Region *r, uint64_t offset, int flushed) {
         }
         if (!r->direct)
             __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
-        if (r->lines_known) { /* the whole line went back, over what an uncached store wrote */
+        if (r->lines_known) /* the whole line went back, over what an uncached store wrote */
             r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
+        if (r->dirty_mask)
             r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
-        }
         clean_again(r, page, offset);
         if (flushed) {
             mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);

@@ -116,8 +116,8 @@ class Timeline(Observer):
     def finding(self, finding) -> None:
         """A finding of the checker, on the track of the core that ran when it was found."""
         core = self._turn[0].number if self._turn is not None else max(finding.core, 0)
-        args = {"core": finding.core, "region": finding.region, "message": finding.message,
-                "line": f"{finding.file}:{finding.line}" if finding.file else ""}
+        args = {"core": finding.core, "cores": self._cores(finding), "region": finding.region,
+                "message": finding.message, "line": f"{finding.file}:{finding.line}" if finding.file else ""}
         self._findings[(finding.region_id, finding.kind)] = args
         self._add(f"finding: {finding.kind}", "finding", "i", self.now(), core, None, args)
 
@@ -126,7 +126,12 @@ class Timeline(Observer):
         run.findings says."""
         args = self._findings.get((finding.region_id, finding.kind))
         if args is not None:
-            args["message"] = finding.message
+            args["message"], args["cores"] = finding.message, self._cores(finding)
+
+    @staticmethod
+    def _cores(finding) -> str:
+        """Every core that made the mistake and its bytes: "0 (bytes 0 to 63), 1 (...)"."""
+        return ", ".join(f"{n} (bytes {start} to {end - 1})" for n, start, end in finding.cores)
 
     def agent_step(self, agent, call) -> None:
         self.agents[agent.number] = agent.name

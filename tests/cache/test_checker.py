@@ -214,11 +214,38 @@ def test_once_per_region_and_kind_with_the_first_cores_bytes_and_the_others(tmp_
     run, _, caught = run_source(tmp_path, ALL_CORES, regions={"x": np.ones(4096, np.uint32)}, cores=4)
     [finding] = run.findings
     assert finding.kind == "read-before-invalidate" and finding.core == 0
-    assert (finding.start, finding.end) == (0, 4096)  # what core 0 read: its quarter
+    assert (finding.start, finding.end) == (0, 16384)  # what every core read: the four quarters
+    assert finding.cores == ((0, 0, 4096), (1, 4096, 8192), (2, 8192, 12288), (3, 12288, 16384))
     assert "core 0 read region 'x' (bytes 0 to 4095)" in finding.message
     assert ("Core 1 (bytes 4096 to 8191), core 2 (bytes 8192 to 12287) and core 3 (bytes 12288 to 16383) read "
             "it before the invalidate too.") in finding.message
     assert [str(w.message) for w in caught] == [finding.message]
+
+
+WRITERS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint64_t bytes;
+    uint32_t* x = (uint32_t*)kmx_region(0, &bytes);
+    if (core == 0) kmx_invalidate(0);
+    kmx_barrier();
+    uint64_t share = bytes / 4 / 4;
+    for (uint64_t i = core * share; i < (core + 1) * share; i++) x[i] = (uint32_t)i + 1; /* no flush */
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("coherence", ["card", "strict"])
+def test_every_core_that_left_its_writes_unflushed_is_named_with_its_bytes(tmp_path, coherence):
+    run, _, _ = run_source(tmp_path, WRITERS, regions={"prefix": 32768}, cores=4, mode=coherence)
+    [finding] = [f for f in run.findings if f.kind == "unflushed-write"]
+    assert (finding.start, finding.end, finding.core) == (0, 32768, 0)
+    assert finding.cores == ((0, 0, 8192), (1, 8192, 16384), (2, 16384, 24576), (3, 24576, 32768))
+    assert finding.message.startswith(
+        "cores 0, 1, 2 and 3 wrote region 'prefix' (all 32768 bytes: core 0 bytes 0 to 8191, core 1 bytes 8192 to "
+        "16383, core 2 bytes 16384 to 24575 and core 3 bytes 24576 to 32767) at line 9, and the lines were still dirty")
+    assert "cores 0, 1, 2, 3 of cluster 1" in repr(finding)
 
 
 QUARTERS = r"""
@@ -236,9 +263,9 @@ int kmx_main(int core) {
 
 
 def test_a_finding_names_the_lines_its_core_read_everywhere_it_is_shown(tmp_path):
-    """Four cores each read their own quarter of 10,000 bytes: the finding names core
-    0's lines (bytes 0 to 2499, to the end of their last line), in run.findings, the
-    warning, the trace and the story alike."""
+    """Four cores each read their own quarter of 10,000 bytes: the finding's message names
+    core 0's lines (bytes 0 to 2499, to the end of their last line), then the others', in
+    run.findings, the warning, the trace and the story alike; its fields, all of them."""
     source = tmp_path / "quarters.c"
     source.write_text(QUARTERS)
     program = km.Program("quarters", kernels=LESSON / "kernels")
@@ -252,8 +279,11 @@ def test_a_finding_names_the_lines_its_core_read_everywhere_it_is_shown(tmp_path
         with pytest.warns(km.CoherenceWarning) as warned:
             run.stop()
     [finding] = run.findings
-    assert finding.core == 0 and finding.start == 0 and 2500 <= finding.end <= 2500 + 63
-    said = f"core 0 read region 'data' (bytes 0 to {finding.end - 1})"
+    assert finding.core == 0 and (finding.start, finding.end) == (0, 10000)
+    assert [n for n, _, _ in finding.cores] == [0, 1, 2, 3] and finding.cores[-1][2] == 10000
+    first_end = finding.cores[0][2]
+    assert 2500 <= first_end <= 2500 + 63
+    said = f"core 0 read region 'data' (bytes 0 to {first_end - 1})"
     assert said in finding.message and "all 10000 bytes" not in finding.message
     assert re.search(r"Core 1 \(bytes 24\d\d to 50\d\d\), core 2 \(bytes 49\d\d to 75\d\d\) and core 3 "
                      r"\(bytes 74\d\d to 9999\) read it before the invalidate too\.", finding.message), finding.message
@@ -261,6 +291,7 @@ def test_a_finding_names_the_lines_its_core_read_everywhere_it_is_shown(tmp_path
     import json
     events = [e for e in json.loads(trace.read_text())["traceEvents"] if e["name"] == "finding: read-before-invalidate"]
     assert [e["args"]["message"] for e in events] == [finding.message]
+    assert events[0]["args"]["cores"].startswith(f"0 (bytes 0 to {first_end - 1}), 1 (bytes ")
     page = run.cache_story(tmp_path / "story.html").read_text()
     assert said in page
 
@@ -387,3 +418,28 @@ def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatc
     text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
     with pytest.raises(km.ThreadFault, match="the coherence checker failed: ValueError"):
         run_source(tmp_path, text)
+
+
+STALE_IN_RESULTS_OUT = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    uint64_t bytes;
+    const uint32_t* in = (const uint32_t*)kmx_region(0, &bytes);
+    uint32_t* out = (uint32_t*)kmx_region(1, 0);
+    for (uint64_t i = 0; i < bytes / 4; i++) /* no invalidate first: in strict mode, stale words */
+        out[i] = in[i] * 1;
+    kmx_flush(1);
+    return 0;
+}
+"""
+
+
+def test_results_computed_from_stale_bytes_are_the_threads_own_writes(tmp_path):
+    """Strict mode: the thread reads stale 0xA5 words (the read-before-invalidate mistake)
+    and writes every byte of its results from them: the flush of the results writes no
+    stale byte, and there is no second finding telling it to invalidate the results."""
+    run, _, _ = run_source(tmp_path, STALE_IN_RESULTS_OUT, mode="strict",
+                           regions={"in": np.arange(1024, dtype=np.uint32), "out": 4096})
+    assert [(f.kind, f.region) for f in run.findings] == [("read-before-invalidate", "in")]
+    assert (run.thread.read("out").view(np.uint32) == 0xA5A5A5A5).all()  # (the stale words, the thread's)

@@ -134,13 +134,13 @@ def test_an_invalidate_that_drops_dirty_lines():
 
 def test_a_strict_flush_of_stale_bytes_is_found_and_clipped_to_the_region():
     checker, region, _ = _setup("strict", offset=100, size=SIZE - 100)
-    region.cache.access(0, write=True)  # the page is painted stale, then written in part
+    region.cache.touch(100, 4, write=True)  # the page is painted stale, then written in part
     region.cache.view[100:104] = 1
-    _, words = region.cache.flush(find_stale=True, region_start=region.offset)
-    checker.stale_flush(region, words, Core(0, pc=12))
+    _, stale = region.cache.flush(find_stale=True, region_start=region.offset)
+    checker.stale_flush(region, stale, Core(0, pc=12))
     [finding] = checker.findings
     assert finding.kind == FLUSH_WROTE_STALE_BYTES
-    # Line 1 (span bytes 64 to 127) was written at bytes 100 to 103 only: its stale words
+    # Line 1 (span bytes 64 to 127) was written at bytes 100 to 103 only: its stale bytes
     # from the region's start on are span bytes 104 to 127, region bytes 4 to 27.
     assert (finding.start, finding.end) == (4, 28)
     assert "kmx_invalidate(0)" in finding.message

@@ -447,33 +447,34 @@ def test_a_store_of_a_lines_own_value_counts_as_clean(tmp_path):
     assert [f.kind for f in run.findings] == ["invalidate-dropped-writes"]
 
 
-def test_the_stale_flush_check_works_on_words(tmp_path):
-    # a byte a line: the other three bytes of each word go stale, unreported
+def test_the_stale_flush_check_knows_the_bytes_the_thread_wrote(tmp_path):
+    # a byte a line: the other 63 bytes of each line go stale, from byte 1
     text = C % (
         "    uint8_t* bytes = (uint8_t*)data;\n    for (int i = 0; i < 4096; i += 64) {\n"
         "        bytes[i] = 7;\n    }\n    kmx_flush(0);\n"
     )
     _, run, _ = run_source(tmp_path, text, mode="strict")
     [finding] = run.findings
-    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (4, 4096)
+    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (1, 4096)
     assert run.thread.read("data")[:4].tolist() == [7, 0xA5, 0xA5, 0xA5]
-    # a byte in each word of one line: stale bytes reach DRAM, but the line is w, not b
+    # a byte in each word of one line: the stale bytes between them count, and the line is b
     text = C % (
         "    uint8_t* bytes = (uint8_t*)data;\n    for (int i = 0; i < 64; i += 4) {\n"
         "        bytes[i] = 7;\n    }\n    kmx_flush(0);\n"
     )
     _, run, _ = run_source(tmp_path, text, mode="strict")
-    assert run.findings == [] and run.thread.read("data")[:4].tolist() == [7, 0xA5, 0xA5, 0xA5]
-    assert "  w" + "." * 63 + "\n" in run.cache_report()
-    assert "line whose only stale bytes are in such words shows `w`, not `b`" in prose()
-    # the thread's own 0xA5A5A5A5 counts, in a line it wrote whole
+    [finding] = run.findings
+    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (1, 64)
+    assert "  b" + "." * 63 + "\n" in run.cache_report()
+    # the thread's own 0xA5A5A5A5, in a line it wrote whole, is its own: no finding
     text = C % "    for (int i = 0; i < 15; i++) {\n        data[i] = 7;\n    }\n    data[15] = 0xA5A5A5A5u;\n    kmx_flush(0);\n"
     _, run, _ = run_source(tmp_path, text, mode="strict")
-    [finding] = run.findings
-    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (60, 64)
-    # Python's own 0xA5A5A5A5 does not
+    assert run.findings == []
+    # where Python's data was 0xA5 too, the bytes the thread did not write still count
     text = C % "    data[0] = 7;\n    kmx_flush(0);\n"
     python = np.full(1024, STALE, dtype=np.uint32)
     _, run, _ = run_source(tmp_path, text, mode="strict", regions={"data": python})
-    assert run.findings == []
-    assert "A thread that writes one\n  `uint8_t` in each line of a region gets a finding from byte 4, not byte 1." in page()
+    [finding] = run.findings
+    assert finding.kind == "flush-wrote-stale-bytes" and (finding.start, finding.end) == (4, 64)
+    assert "a thread that writes one `uint8_t` in each line of a region gets a finding from byte 1" in prose()
+    assert "A stale byte where Python's data was `0xA5` too counts as well" in prose()
