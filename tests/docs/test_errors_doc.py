@@ -636,6 +636,10 @@ CASES = [
          lambda t, m: on_a_run(t, lambda run: run.profile(), stop_first=True)),
     Case("story-not-html", "path must end in .html",
          lambda t, m: on_a_run(t, lambda run: run.cache_story(t / "story.svg"), stop_first=True), {"file name": "story.svg"}),
+    # km.explore
+    Case("explore-verdict-type", "check must return True, False or None",
+         lambda t, m: raised(lambda: km.explore(lambda: program(t), lambda run: np.zeros(2) == 0, schedules=1, workers=1)),
+         {"type": "ndarray"}),
     # 2. build
     Case("compile-error", "error: {what the compiler says}",
          lambda t, m: _load(program(t, "    return 0\n")),
