@@ -36,7 +36,9 @@ What a call sees and does:
 - noc.wait: the value, once DRAM holds it.
 
 A stand-in ends when its function returns (its `result`) or raises (its `error`, with
-its traceback). After the thread has ended, the stand-ins go on alone; a wait that
+its traceback). A function whose call returns a generator or coroutine at once, no noc
+call made, had its body never run: a TypeError is its error (program.noc_agent refuses
+those it can tell by looking). After the thread has ended, the stand-ins go on alone; a wait that
 nothing is left to answer (every core returned, every other stand-in waits or has
 ended) raises in the stand-in at once. `timeout` is wall-clock seconds, as every
 timeout of the API: a run where it fires is not one to replay.
@@ -45,6 +47,7 @@ timeout of the API: a run where it fires is not one to replay.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import sys
 import threading
 import time
@@ -234,7 +237,16 @@ class Agent:
 
     def _main(self, _start: Any = None) -> None:
         try:
-            self.result = self.function(Noc(self))
+            result = self.function(Noc(self))
+            made = _body_never_ran(result) if self.steps == 1 else None  # (1: no noc call was made)
+            if made is None:
+                self.result = result
+            else:
+                self.error = TypeError(
+                    f"agent {self.name!r}: its function returned {made} without making a noc call, so its body never "
+                    "ran: a stand-in's function must be a plain function that calls noc.read, noc.write and noc.wait, "
+                    "not a generator or async function"
+                )
         except AgentStopped as stopped:  # (the run stopped: the function did not return)
             self.error = stopped
         except BaseException as error:  # noqa: BLE001 - the stand-in's error, for run.agent(name)
@@ -277,6 +289,22 @@ class Agent:
         if call.what == "wait":
             return f"waiting in noc.wait({call.region.name!r}, {call.offset}, {call._shown()})", call.file, call.line
         return f"ready to {call.what}", call.file, call.line
+
+
+def _body_never_ran(result: Any) -> str | None:
+    """What RESULT is, when it is the unstarted body of a generator or async function (a
+    callable whose call makes one passes program.noc_agent's look: an object whose __call__
+    is one, an async def under functools.wraps); it is closed, so that Python does not warn
+    of a coroutine never awaited. None: RESULT is a result."""
+    if inspect.iscoroutine(result):
+        result.close()
+        return "a coroutine"
+    if inspect.isasyncgen(result):
+        return "an async generator"  # (unstarted: nothing to close, and nothing warns)
+    if inspect.isgenerator(result):
+        result.close()
+        return "a generator"
+    return None
 
 
 def _int(value: Any, what: str) -> int:

@@ -11,6 +11,7 @@ block is gone: the page and the library cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -187,6 +188,30 @@ def _agent_too_many(tmp_path, _):
     for name in "abcd":
         p.noc_agent(name, _agent_ok, cluster=1)
     return raised(lambda: p.noc_agent("e", _agent_ok, cluster=1))
+
+
+class _GeneratorCall:
+    def __call__(self, noc):
+        yield noc.read("r", 0, 4)
+
+
+async def _agent_async(noc):
+    return None
+
+
+@functools.wraps(_agent_async)
+def _agent_wrapped(noc):
+    return _agent_async(noc)
+
+
+def _agent_made_a_coroutine(tmp_path, _):
+    p = program(tmp_path, regions={"r": 64})
+    p.noc_agent("a", _agent_wrapped, cluster=1)
+    with km.Session() as session:
+        run = session.load(p)
+        run.thread_result(timeout=60.0)
+        run.stop()
+    return run.agent("a").error
 
 
 # a thread that waits until word 0 of region "r" is 1 in DRAM (ENDED: returns at once)
@@ -522,6 +547,11 @@ CASES = [
     Case("agent-too-many", "the most a cluster may have", _agent_too_many, {"cluster": "1"}),
     Case("agent-function-type", "function must be a callable taking the noc",
          lambda t, m: raised(lambda: program(t).noc_agent("a", "f", cluster=1)), {"type": "str"}),
+    Case("agent-function-generator", "function must be a plain function taking the noc",
+         lambda t, m: raised(lambda: program(t).noc_agent("a", _GeneratorCall(), cluster=1)),
+         {"kind": "an object whose __call__ is a generator function"}),
+    Case("agent-function-returned-a-coroutine", "without making a noc call", _agent_made_a_coroutine,
+         {"name": "'a'", "made": "a coroutine"}),
     # a stand-in's noc calls
     Case("noc-region", "its regions are {regions}",
          lambda t, m: _noc_error(t, lambda noc: noc.read("nope", 0, 4)),

@@ -501,3 +501,73 @@ def test_a_flush_over_a_stand_ins_bytes_in_the_same_line_loses_them_and_is_named
     assert f.region == "flags" and (f.start, f.end) == (0, 64) and f.line == 9
     assert f.agent == "producer" and f.agent_file == __file__
     assert "a flush writes whole 64-byte lines" in f.message and "lines of their own" in f.message
+
+
+# (imported here: the tests above name lines of this file)
+import functools  # noqa: E402
+import gc  # noqa: E402
+
+
+class _GeneratorCall:
+    """A callable whose __call__ is a generator function."""
+
+    def __call__(self, noc):
+        yield noc.read("data", 0, 4)
+
+
+async def _coroutine_body(noc):
+    noc.write("flags", 0, np.uint32([1]))
+
+
+@functools.wraps(_coroutine_body)
+def _wrapped_coroutine(noc):  # (looks like a plain function: inspect sees no async def)
+    return _coroutine_body(noc)
+
+
+class _AsyncGeneratorCall:
+    def __call__(self, noc):
+        return self.frames(noc)
+
+    async def frames(self, noc):
+        yield noc.read("data", 0, 4)
+
+
+ENDS_AT_ONCE = '#include "kmx.h"\nint kmx_main(int core) {\n    (void)core;\n    return 0;\n}\n'
+
+
+@pytest.mark.parametrize("function, made", [
+    (_wrapped_coroutine, "a coroutine"),
+    (_AsyncGeneratorCall(), "an async generator"),
+    (lambda noc: _GeneratorCall()(noc), "a generator"),
+], ids=["wrapped-async-def", "async-generator", "generator"])
+def test_a_callable_that_makes_a_generator_or_coroutine_fails_at_its_first_step(tmp_path, function, made):
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    program.noc_agent("a", function, cluster=1)  # (nothing to see before it is called)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, loaded = run(program)
+        gc.collect()  # (a coroutine never awaited says so when collected)
+    report = loaded.agent("a")
+    assert report.done and report.result is None and report.doing.startswith("failed: TypeError")
+    assert isinstance(report.error, TypeError)
+    assert str(report.error) == (
+        f"agent 'a': its function returned {made} without making a noc call, so its body never ran: a stand-in's "
+        "function must be a plain function that calls noc.read, noc.write and noc.wait, not a generator or async function")
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_a_callable_object_whose_call_is_a_generator_is_refused_when_added(tmp_path):
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    with pytest.raises(TypeError, match=r"not an object whose __call__ is a generator function: its body would never run"):
+        program.noc_agent("a", _GeneratorCall(), cluster=1)
+
+
+def test_a_plain_function_that_returns_a_generator_after_its_noc_calls_keeps_it_as_its_result(tmp_path):
+    def agent(noc):
+        words = noc.read("data", 0, 16).view(np.uint32)
+        return (int(word) for word in words)  # (its body ran: the generator is what it returned)
+
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    program.noc_agent("a", agent, cluster=1)
+    _, loaded = run(program)
+    assert loaded.agent("a").error is None and list(loaded.agent("a").result) == [0, 0, 0, 0]
