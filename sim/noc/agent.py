@@ -61,6 +61,7 @@ import numpy as np
 from ..._records import AgentStopped
 from ..layout import CORES_PER_CLUSTER
 from ..native import hooks
+from .wait_value import wait_bytes
 
 if TYPE_CHECKING:
     from ..cache.model import CachedRegion
@@ -380,7 +381,7 @@ class Noc:
     def wait(self, region: str, offset: int, value: Any, dtype: Any = np.uint32, timeout: float | None = None) -> Any:
         """Wait until REGION's DRAM holds VALUE as DTYPE (1, 2, 4 or 8 bytes) at OFFSET,
         then return it. OFFSET is a multiple of the dtype's size, as the thread's aligned
-        loads and stores are. TIMEOUT: wall-clock seconds (None: for ever); past it the
+        loads and stores are. VALUE is one DTYPE holds (sim/noc/wait_value.py). TIMEOUT: wall-clock seconds (None: for ever); past it the
         wait raises TimeoutError."""
         where = self._region(region, "wait")
         try:
@@ -397,12 +398,7 @@ class Noc:
         offset = self._span(where, offset, kind.itemsize, "wait")
         if offset % kind.itemsize:
             raise ValueError(f"noc.wait: offset {offset} is not a multiple of {kind.itemsize} (a {kind}'s size)")
-        try:
-            cast = np.array(value).astype(kind, casting="same_kind" if kind.kind == "f" else "unsafe")
-            if cast.shape != () or (kind.kind != "f" and cast != value):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(f"noc.wait: value {value!r} is not one {kind}") from None
+        held = wait_bytes(value, kind)
         deadline = None
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) or not (
@@ -410,7 +406,7 @@ class Noc:
                 raise ValueError(f"noc.wait: timeout must be a number of seconds >= 0 or None, not {timeout!r}")
             if float(timeout) <= threading.TIMEOUT_MAX:  # (longer than the host can wait in one go: for ever)
                 deadline = time.monotonic() + float(timeout)
-        value_bits = int.from_bytes(cast.tobytes(), "little")
+        value_bits = int.from_bytes(held, "little")
         call = Call("wait", where, offset, kind.itemsize, b"", kind, value_bits, deadline, *_source_pair())
         return self._agent.call(call)
 

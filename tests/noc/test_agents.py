@@ -239,6 +239,18 @@ def test_a_stand_in_that_raises_keeps_its_error_and_a_thread_waiting_for_it_time
     (lambda noc: noc.wait("flags", 2, 1), (ValueError, "offset 2 is not a multiple of 4")),
     (lambda noc: noc.wait("flags", 0, 1, dtype=np.complex64), (TypeError, "dtype must be a number of 1, 2, 4 or 8 bytes")),
     (lambda noc: noc.wait("flags", 0, 300, dtype=np.uint8), (ValueError, "value 300 is not one uint8")),
+    (lambda noc: noc.wait("flags", 0, 2**70), (ValueError, f"value {2**70} is not one uint32 (a whole number 0 to 4294967295)")),
+    (lambda noc: noc.wait("flags", 0, -1), (ValueError, "value -1 is not one uint32 (a whole number 0 to 4294967295)")),
+    (lambda noc: noc.wait("flags", 0, -2**70, dtype=np.int64), (ValueError, f"value {-2**70} is not one int64 (a whole")),
+    (lambda noc: noc.wait("flags", 0, 1.5), (ValueError, "value 1.5 is not one uint32 (a whole number")),
+    (lambda noc: noc.wait("flags", 0, float("nan")), (ValueError, "value nan is not one uint32")),
+    (lambda noc: noc.wait("flags", 0, "1"), (ValueError, "value '1' is not one uint32")),
+    (lambda noc: noc.wait("flags", 0, 2, dtype=np.bool_), (ValueError, "value 2 is not one bool (True or False, 1 or 0)")),
+    (lambda noc: noc.wait("flags", 0, 1e300, dtype=np.float32), (ValueError, "value 1e+300 is not one float32 (a number of")),
+    (lambda noc: noc.wait("flags", 0, -1e300, dtype=np.float32), (ValueError, "value -1e+300 is not one float32")),
+    (lambda noc: noc.wait("flags", 0, 2**2000, dtype=np.float64), (ValueError, "is not one float64 (a number of")),
+    (lambda noc: noc.wait("flags", 0, 1e-300, dtype=np.float32), (ValueError, "value 1e-300 is not one float32")),
+    (lambda noc: noc.wait("flags", 0, 1e5, dtype=np.float16), (ValueError, "value 100000.0 is not one float16")),
     (lambda noc: noc.wait("flags", 0, 1, timeout=-1), (ValueError, "timeout must be a number of seconds >= 0")),
 ])
 def test_a_bad_noc_call_raises_at_the_call_naming_the_region_and_its_size(tmp_path, call, expected):
@@ -571,3 +583,25 @@ def test_a_plain_function_that_returns_a_generator_after_its_noc_calls_keeps_it_
     program.noc_agent("a", agent, cluster=1)
     _, loaded = run(program)
     assert loaded.agent("a").error is None and list(loaded.agent("a").result) == [0, 0, 0, 0]
+
+
+def test_a_wait_for_a_float_takes_the_nearest_and_compares_bytes_so_nan_and_minus_zero_are_their_own(tmp_path):
+    def writer(noc):
+        producer(noc)
+        noc.write("out", 0, np.float32([0.1, np.nan, -0.0, np.inf]))
+
+    def waiter(noc):
+        got = [noc.wait("out", 0, 0.1, dtype=np.float32), noc.wait("out", 4, float("nan"), dtype=np.float32),
+               noc.wait("out", 12, float("inf"), dtype=np.float32)]
+        try:
+            noc.wait("out", 8, 0.0, dtype=np.float32, timeout=0)  # (DRAM holds -0.0: other bytes)
+        except TimeoutError:
+            got.append("-0.0 is not 0.0")
+        return got
+
+    program = exchange(tmp_path, agent=writer)
+    program.noc_agent("waiter", waiter, cluster=1)
+    _, loaded = run(program)
+    got = loaded.agent("waiter").result
+    assert loaded.agent("waiter").error is None
+    assert got[0] == np.float32(0.1) and np.isnan(got[1]) and got[2] == np.inf and got[3] == "-0.0 is not 0.0"
