@@ -15,6 +15,7 @@ import pytest
 
 import komorebi as km
 from komorebi._cache_story import story_data
+from tests import processes
 from tests.threads import THREADS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -45,7 +46,8 @@ class _nothing:
 
 
 def browse(page: Path, fragment: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    """Chromium's headless run of PAGE#FRAGMENT, its helper processes ended with it."""
+    return processes.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *extra,
          f"{page.as_uri()}#{fragment}"],
         capture_output=True, text=True, timeout=120,

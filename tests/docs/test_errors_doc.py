@@ -364,10 +364,12 @@ def _closed_while_loading(tmp_path, monkeypatch):
     got = {}
     loader = threading.Thread(target=lambda: got.setdefault("error", raised(lambda: session.load(program(tmp_path)))))
     loader.start()
-    wait_for(began.exists, "the compiler began")
-    session.close()
-    go.touch()
-    loader.join(600)
+    try:
+        wait_for(began.exists, "the compiler began")
+        session.close()
+    finally:
+        go.touch()  # (whatever happened: the compiler ends, not ten minutes later)
+        loader.join(600)
     return got["error"]
 
 
