@@ -22,6 +22,12 @@ from komorebi._records import CacheStory
 from komorebi._cache_map import COLUMNS, IMAGE_ROWS, MISTAKES, STATES, _cells
 
 CELLS = COLUMNS * IMAGE_ROWS
+# The page's data is JSON inside its <script>: a name holding "</script" would end the
+# element, and "<!--<script" would make the parser take the page's own "</script>" as text
+# (the page was blank). Escaped as JSON's \u escapes, which only strings hold, none of
+# < > & is left for the HTML parser; U+2028 and U+2029 end a line in older JavaScript.
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                              "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def _source_text(file: str | None, line: int | None, cache: dict) -> str:
@@ -79,7 +85,7 @@ def cache_story_html(story: CacheStory, title: str = "the cache, step by step") 
         f".s{entry['state']} {{ background: {entry['colour']}; }}" if not entry["mistake"] else
         f".s{entry['state']} {{ background: repeating-linear-gradient(45deg, {entry['colour']} 0 3px, #fff 3px 4px); }}"
         for entry in content["legend"])
-    data = json.dumps(content, separators=(",", ":")).replace("</", "<\\/")
+    data = json.dumps(content, separators=(",", ":")).translate(_SCRIPT_SAFE)
     return PAGE.replace("{{TITLE}}", escape(title)).replace("{{CSS}}", css).replace("{{DATA}}", data)
 
 

@@ -10,7 +10,8 @@ it in the build cache) and counts the instructions each cluster's cores run, amo
 PCT draws its change points. Schedules 1 on are drawn from SEED: "random" turns or "pct".
 Each runs in a session of its own: `check(run)` is called once every thread has ended
 and the run is stopped (`run.threads[c].results` holds what each thread handed); it
-fails the schedule by raising or by returning False. A fault, a timeout and a coherence
+fails the schedule by raising or by returning False (numpy's False too: `(a == b).all()`);
+any verdict but True, False, None or a numpy bool is a TypeError. A fault, a timeout and a coherence
 finding fail it too, as FAIL_ON says.
 
 The first failure of each kind is shrunk, as hypothesis shrinks an example: its recorded
@@ -28,6 +29,8 @@ import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
 
 from komorebi._errors import CoherenceWarning, OutputWarning, ThreadFault
 from komorebi._program import Program
@@ -146,12 +149,24 @@ def _try(make_program: Callable[[], Program], check: Callable, number: int, sche
                 except Exception as error:  # noqa: BLE001 - the check's way to say "wrong"
                     kind, message = "check", f"{type(error).__name__}: {error}".rstrip(": ")
                 else:
-                    if verdict is False:
+                    if _fails(verdict):
                         kind, message = "check", "check(run) returned False"
             recorded = run.schedule
     if kind is None and not keep:
         return _Outcome(number, None)
     return _Outcome(number, kind, message or "", recorded.turns, recorded.instructions, time.monotonic() - started)
+
+
+def _fails(verdict: Any) -> bool:
+    """Whether check's VERDICT fails the schedule. Only a bool (numpy's too) or None is
+    one: an array, a number or a string is refused rather than judged by its truth, which
+    would pass a check that meant to fail (or raise numpy's "ambiguous" ValueError)."""
+    if verdict is None or isinstance(verdict, (bool, np.bool_)):
+        return verdict is not None and not verdict
+    raise TypeError(
+        f"check must return True, False or None (a numpy bool too), not {type(verdict).__name__}: a schedule "
+        "fails when check returns False or raises (of an array, return (a == b).all())"
+    )
 
 
 # What forked workers inherit: token -> (make_program, check), set before the pool forks

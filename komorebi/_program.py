@@ -165,8 +165,8 @@ class Program:
             raise ValueError("name must not be empty")
         if not callable(function):
             raise TypeError(f"function must be a callable taking the noc, not {type(function).__name__}")
-        if inspect.isgeneratorfunction(function) or inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-            kind = "a generator function" if inspect.isgeneratorfunction(function) else "an async function"
+        kind = _not_plain(function)
+        if kind is not None:
             raise TypeError(
                 f"function must be a plain function taking the noc, not {kind}: its body would never run. "
                 "Call noc.read, noc.write and noc.wait from a plain def; each call waits for its step"
@@ -207,6 +207,25 @@ class Program:
 
         path.write_text(json.dumps(compile_commands(sources), indent=2) + "\n")
         return path
+
+
+def _not_plain(function: Callable) -> str | None:
+    """What FUNCTION is when calling it only makes a generator or coroutine (or None): a
+    generator or async function, or an object whose __call__ is one. (What a call returns
+    is looked at again at the stand-in's first step: sim/noc/agent.py.)"""
+    kind = _maker(function)
+    if kind is None and not (inspect.isfunction(function) or inspect.ismethod(function)):
+        kind = _maker(getattr(type(function), "__call__", None))
+        return kind and f"an object whose __call__ is {kind}"
+    return kind
+
+
+def _maker(function: Any) -> str | None:
+    if inspect.isgeneratorfunction(function):
+        return "a generator function"
+    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+        return "an async function"
+    return None
 
 
 def _region_content(name: str, content: Any) -> Any:

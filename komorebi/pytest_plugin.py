@@ -13,9 +13,9 @@ has komorebi-sim installed has it (docs/your-project.md):
 - `--km-seeds=N`: each test that uses `km_session` runs N times, under schedule_seed 0 to
   N-1, each its own test with `km-seed-K` in its id (a marker's schedule_seed pins one).
 - `--km-artifacts=DIR`: where a failing test's story is saved, in a folder named after
-  the test: each thread's fault with its backtrace and its output, the findings,
-  `cache_report()` and the cache map (SVG). The default is `km-artifacts` under pytest's
-  temporary folder (`--basetemp`).
+  the test (its id as a file name, cut, and a short hash of the whole id): each thread's
+  fault with its backtrace and its output, the findings, `cache_report()` and the cache
+  map (SVG). The default is `km-artifacts` under pytest's temporary folder (`--basetemp`).
 - `--km-progress`: print the simulator's progress lines (a long build's start and end,
   sim.build.toolchain), which the plugin otherwise keeps quiet (KMX_PROGRESS=0, unless
   KMX_PROGRESS is set).
@@ -23,6 +23,7 @@ has komorebi-sim installed has it (docs/your-project.md):
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ MARKER = "komorebi"
 _MARKER_ARGUMENTS = ("coherence", "schedule_seed", "quantum", "output_limit")
 _FINDINGS = ("warn", "error")
 _SESSION = pytest.StashKey["_Recorder"]()
+NAME_CUT = 191  # the readable part of an artifacts folder's name: with its hash, 200 characters
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -203,5 +205,8 @@ def _save_artifacts(item: pytest.Item, recorder: _Recorder, findings: list[km.Fi
 
 
 def _file_name(nodeid: str) -> str:
-    """A test's id as a folder name: test_x.py::test_y[km-seed-3] -> test_x.py-test_y-km-seed-3."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", nodeid).strip("-")[:200]
+    """A test's id as a folder name, readable and its own: test_x.py::test_y[km-seed-3] ->
+    test_x.py-test_y-km-seed-3-1a2b3c4d. The hash is of the whole id: ids that differ only
+    in characters a name cannot hold (a+b, a-b) or past the cut would share a folder."""
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", nodeid).strip("-")[:NAME_CUT].rstrip("-")
+    return f"{readable}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"

@@ -37,7 +37,9 @@ What a call sees and does:
 - noc.wait: the value, once DRAM holds it.
 
 A stand-in ends when its function returns (its `result`) or raises (its `error`, with
-its traceback). After the thread has ended, the stand-ins go on alone; a wait that
+its traceback). A function whose call returns a generator or coroutine at once, no noc
+call made, had its body never run: a TypeError is its error (program.noc_agent refuses
+those it can tell by looking). After the thread has ended, the stand-ins go on alone; a wait that
 nothing is left to answer (every core returned, every other stand-in waits or has
 ended) raises in the stand-in at once. `timeout` is wall-clock seconds, as every
 timeout of the API: a run where it fires is not one to replay.
@@ -46,6 +48,7 @@ timeout of the API: a run where it fires is not one to replay.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import sys
 import threading
 import time
@@ -59,6 +62,7 @@ import numpy as np
 from ..._records import AgentStopped
 from ..layout import CORES_PER_CLUSTER
 from ..native import hooks
+from .wait_value import wait_bytes
 
 if TYPE_CHECKING:
     from ..cache.model import CachedRegion
@@ -235,7 +239,16 @@ class Agent:
 
     def _main(self, _start: Any = None) -> None:
         try:
-            self.result = self.function(Noc(self))
+            result = self.function(Noc(self))
+            made = _body_never_ran(result) if self.steps == 1 else None  # (1: no noc call was made)
+            if made is None:
+                self.result = result
+            else:
+                self.error = TypeError(
+                    f"agent {self.name!r}: its function returned {made} without making a noc call, so its body never "
+                    "ran: a stand-in's function must be a plain function that calls noc.read, noc.write and noc.wait, "
+                    "not a generator or async function"
+                )
         except AgentStopped as stopped:  # (the run stopped: the function did not return)
             self.error = stopped
         except BaseException as error:  # noqa: BLE001 - the stand-in's error, for run.agent(name)
@@ -278,6 +291,22 @@ class Agent:
         if call.what == "wait":
             return f"waiting in noc.wait({call.region.name!r}, {call.offset}, {call._shown()})", call.file, call.line
         return f"ready to {call.what}", call.file, call.line
+
+
+def _body_never_ran(result: Any) -> str | None:
+    """What RESULT is, when it is the unstarted body of a generator or async function (a
+    callable whose call makes one passes program.noc_agent's look: an object whose __call__
+    is one, an async def under functools.wraps); it is closed, so that Python does not warn
+    of a coroutine never awaited. None: RESULT is a result."""
+    if inspect.iscoroutine(result):
+        result.close()
+        return "a coroutine"
+    if inspect.isasyncgen(result):
+        return "an async generator"  # (unstarted: nothing to close, and nothing warns)
+    if inspect.isgenerator(result):
+        result.close()
+        return "a generator"
+    return None
 
 
 def _int(value: Any, what: str) -> int:
@@ -353,7 +382,7 @@ class Noc:
     def wait(self, region: str, offset: int, value: Any, dtype: Any = np.uint32, timeout: float | None = None) -> Any:
         """Wait until REGION's DRAM holds VALUE as DTYPE (1, 2, 4 or 8 bytes) at OFFSET,
         then return it. OFFSET is a multiple of the dtype's size, as the thread's aligned
-        loads and stores are. TIMEOUT: wall-clock seconds (None: for ever); past it the
+        loads and stores are. VALUE is one DTYPE holds (sim/noc/wait_value.py). TIMEOUT: wall-clock seconds (None: for ever); past it the
         wait raises TimeoutError."""
         where = self._region(region, "wait")
         try:
@@ -370,12 +399,7 @@ class Noc:
         offset = self._span(where, offset, kind.itemsize, "wait")
         if offset % kind.itemsize:
             raise ValueError(f"noc.wait: offset {offset} is not a multiple of {kind.itemsize} (a {kind}'s size)")
-        try:
-            cast = np.array(value).astype(kind, casting="same_kind" if kind.kind == "f" else "unsafe")
-            if cast.shape != () or (kind.kind != "f" and cast != value):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ValueError(f"noc.wait: value {value!r} is not one {kind}") from None
+        held = wait_bytes(value, kind)
         deadline = None
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) or not (
@@ -383,7 +407,7 @@ class Noc:
                 raise ValueError(f"noc.wait: timeout must be a number of seconds >= 0 or None, not {timeout!r}")
             if float(timeout) <= threading.TIMEOUT_MAX:  # (longer than the host can wait in one go: for ever)
                 deadline = time.monotonic() + float(timeout)
-        value_bits = int.from_bytes(cast.tobytes(), "little")
+        value_bits = int.from_bytes(held, "little")
         call = Call("wait", where, offset, kind.itemsize, b"", kind, value_bits, deadline, *_source_pair())
         return self._agent.call(call)
 

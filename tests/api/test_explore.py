@@ -339,3 +339,15 @@ def test_shrinking_hands_back_a_schedule_that_fails(kernels):
 def test_an_exploration_seed_out_of_range_is_refused(kernels):
     with pytest.raises(ValueError, match=r"seed must be 0 to 2\*\*31 - 1"):
         km.explore(lambda: racy_counter(kernels, n=1), lambda run: True, seed=2**31)
+
+
+def test_a_check_that_returns_numpys_false_fails_the_schedule_and_a_verdict_of_another_type_is_refused(kernels):
+    make = lambda: racy_counter(kernels, n=10)  # noqa: E731
+    values = np.zeros(4)
+    report = km.explore(make, lambda run: (values == 1).all(), schedules=4, workers=1, shrink=False)
+    assert report.failed == 4, str(report)  # ((a == b).all() is np.False_, a failing verdict)
+    assert report.failures[0].message == "check(run) returned False"
+    assert km.explore(make, lambda run: (values == 0).all(), schedules=2, workers=1).ok
+    for verdict, name in ((values == 1, "ndarray"), (0, "int"), ("no", "str")):
+        with pytest.raises(TypeError, match=f"check must return True, False or None .*, not {name}"):
+            km.explore(make, lambda run: verdict, schedules=2, workers=1)

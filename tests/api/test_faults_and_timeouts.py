@@ -351,11 +351,12 @@ def test_ctrl_c_in_a_wait_raises_at_once_and_the_run_stops(tmp_path):
     import sys
     import textwrap
 
-    from tests.conftest import ROOT
+    from tests import processes
+    from tests.conftest import HANG, ROOT
 
     source = tmp_path / "spin.c"
     source.write_text('#include "kmx.h"\nint kmx_main(int core) {\n    for (;;) {\n    }\n}\n')
-    script = textwrap.dedent(f"""
+    script = processes.INTERRUPTIBLE + textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         import komorebi as km
@@ -369,9 +370,10 @@ def test_ctrl_c_in_a_wait_raises_at_once_and_the_run_stops(tmp_path):
         except KeyboardInterrupt:
             print("INTERRUPTED", run.stopped, flush=True)
     """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "WAITING"
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=30)
+    with processes.started([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True) as child:
+        assert child.stdout.readline().strip() == "WAITING"
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=HANG)
     assert out.strip() == "INTERRUPTED True", err
     assert child.returncode == 0

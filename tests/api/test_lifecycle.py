@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -15,7 +14,8 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.conftest import ROOT
+from tests import processes
+from tests.conftest import HANG, ROOT
 from tests.threads import machine_cluster, program_for, wait_for, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
@@ -240,7 +240,7 @@ def test_a_forked_child_does_not_write_the_parents_region(tmp_path):
             r = run.thread.read("r")
             print("ZEROS" if not r.any() else f"ONES {{int(r.sum())}}")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ZEROS", done.stdout
 
@@ -270,7 +270,7 @@ def test_a_forked_child_cannot_use_the_parents_run(tmp_path):
             run.stop()
             print("PARENT", run.thread.read("b").tolist())
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert any(l.startswith("CHILD this run was loaded by process") and "forked child" in l for l in lines), lines
@@ -293,7 +293,7 @@ def test_a_forked_child_that_leaves_its_with_block_exits_cleanly(tmp_path):
         _, status = os.waitpid(pid, 0)
         print("STATUS", os.waitstatus_to_exitcode(status), run.thread.read("r").tolist() == [0] * 64)
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = processes.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "STATUS 0 True", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import textwrap
 from pathlib import Path
 
+# numpy is imported here, before any inline run: pytester undoes the imports of a run, and
+# numpy cannot be loaded twice in one process (this file alone failed so)
+import numpy  # noqa: F401
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -160,6 +164,13 @@ def test_km_seeds_runs_each_test_under_each_seed_with_the_seed_in_its_id(project
     ])
 
 
+def _only(folder: Path, start: str) -> Path:
+    """The one folder in FOLDER named START and a hash (8 hex digits) of the test's id."""
+    found = [p for p in folder.iterdir() if re.fullmatch(re.escape(start) + "[0-9a-f]{8}", p.name)]
+    assert len(found) == 1, sorted(p.name for p in folder.iterdir())
+    return found[0]
+
+
 def test_a_failing_test_saves_the_fault_the_findings_and_the_cache_map(project, tmp_path):
     tester = project("""
         def test_wrong_code(km_session):
@@ -174,14 +185,14 @@ def test_a_failing_test_saves_the_fault_the_findings_and_the_cache_map(project, 
     result = tester.runpytest("-p", "no:cacheprovider", f"--km-artifacts={artifacts}")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([f"*the runs' faults, findings and cache maps: {artifacts}*"])
-    wrong = artifacts / "test_threads.py-test_wrong_code"
+    wrong = _only(artifacts, "test_threads.py-test_wrong_code-")
     assert sorted(p.name for p in wrong.iterdir()) == [
         "findings.txt", "run-cache-map.svg", "run-cache-report.txt", "run-cluster0-fault.txt", "run-cluster0-output.txt",
     ]
     assert "unflushed-write" in (wrong / "findings.txt").read_text() or "kmx_flush" in (wrong / "findings.txt").read_text()
     assert (wrong / "run-cache-map.svg").read_text().startswith("<svg")
     assert "region 'out'" in (wrong / "run-cache-report.txt").read_text() or "out" in (wrong / "run-cache-report.txt").read_text()
-    fault = (artifacts / "test_threads.py-test_fault" / "run-cluster0-fault.txt").read_text()
+    fault = (_only(artifacts, "test_threads.py-test_fault-") / "run-cluster0-fault.txt").read_text()
     assert "thread.c:6" in fault and "backtrace" in fault and "region 'out'" in fault
 
 
@@ -193,7 +204,7 @@ def test_the_artifacts_default_to_pytests_temporary_folder(project):
     basetemp = tester.path / "temporary"
     result = tester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
     result.assert_outcomes(failed=1)
-    assert (basetemp / "km-artifacts" / "test_threads.py-test_wrong_code" / "run-cluster0-fault.txt").exists()
+    assert (_only(basetemp / "km-artifacts", "test_threads.py-test_wrong_code-") / "run-cluster0-fault.txt").exists()
 
 
 # A thread that sums a frame a Tensix stand-in writes (bench/races/stale_frame.c); word 0:
@@ -240,3 +251,37 @@ def test_stand_ins_run_under_km_seeds_and_km_strict(project, pytester):
     assert 1 <= failed <= 5, "\n".join(lines)  # the seeds place the stand-in's write before or after the early read
     strict = tester.runpytest_subprocess("-p", "no:cacheprovider", "--km-strict", "--km-seeds=2", "-k", "fixed")
     strict.assert_outcomes(passed=2)
+
+
+def _reported_folders(result) -> dict[str, Path]:
+    """Each failing test's artifacts folder, as its failure's report names it."""
+    folders, test = {}, None
+    for line in result.stdout.lines:
+        header = re.fullmatch(r"_+ (test_\S+) _+", line)
+        if header:
+            test = header.group(1)
+        said = re.search(r"the runs' faults, findings and cache maps: (.+)$", line)
+        if said and test is not None:
+            folders[test] = Path(said.group(1))
+    return folders
+
+
+def test_ids_that_differ_only_in_what_a_folder_name_cannot_hold_get_folders_of_their_own(project, tmp_path):
+    long = "x" * 250
+    tester = project(f"""
+        @pytest.mark.parametrize("n", [5000, 16, 5001, 17], ids=["a+b", "a-b", "{long}1", "{long}2"])
+        def test_ids(km_session, n):
+            run = km_session.load(program(n=n, code=3))  # (n past 1024 words: a fault)
+            assert finish(run).code == 0
+    """)
+    artifacts = tmp_path / "saved"
+    result = tester.runpytest("-p", "no:cacheprovider", f"--km-artifacts={artifacts}")
+    result.assert_outcomes(failed=4)
+    folders = _reported_folders(result)
+    assert len(folders) == 4 and len(set(folders.values())) == 4, folders
+    for test, folder in folders.items():
+        fault = (folder / "run-cluster0-fault.txt").read_text()
+        faulted = "a+b" in test or test.endswith("1]")
+        assert ("thread.c:6" in fault) == faulted, (test, folder, fault)  # the folder holds its own test's run
+        assert folder.parent == artifacts and len(folder.name) <= 200
+        assert folder.name.startswith("test_threads.py-test_ids-")  # (readable: the id, cut, then a hash)

@@ -5,11 +5,11 @@ at, and no time is asked of it (tests never judge wall-clock time). Slow: CI run
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
+from tests import processes
 from tests.conftest import HANG, ROOT
 
 # Each benchmark's smoke run (its --quick form; vs_qemu.py: two of its kernels)
@@ -32,7 +32,7 @@ SMALL = {
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_the_benchmark_runs_and_ends_with_its_json(script):
-    done = subprocess.run(
+    done = processes.run(  # (races.py's worker processes, vs_qemu.py's QEMU: ended with it)
         [sys.executable, str(ROOT / "bench" / script), *SMALL[script]],
         capture_output=True, text=True, timeout=HANG, cwd=ROOT,
     )

@@ -4,6 +4,7 @@ when its folders cannot be used; a compile has a time limit and leaves nothing r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -20,8 +21,9 @@ import pytest
 import komorebi as km
 from komorebi.sim.build import depends
 from komorebi.sim.build import thread as _build
-from tests.conftest import ROOT
-from tests.threads import run_to_end, zig_wrapper
+from tests import processes
+from tests.conftest import HANG, ROOT
+from tests.threads import run_to_end, wait_for, zig_wrapper
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
 
@@ -436,6 +438,20 @@ def _slow_compiler(tmp_path: Path) -> tuple[Path, Path]:
     return compiler, pids
 
 
+def _end_compilers(*pids: Path) -> None:
+    """Kill the slow compilers' children that are still running (a test that failed): each
+    a sleep (its pid is no other process's now)."""
+    listed = [int(pid) for path in pids if path.exists() for pid in path.read_text().split()]
+    processes.kill([pid for pid in listed if _alive(pid) and _command(pid).startswith(b"sleep\0")])
+
+
+def _command(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _assert_gone(pids: Path, what: str) -> None:
     """The one child pid in PIDS ends within a few seconds (a bound for a hang)."""
     (pid,) = map(int, pids.read_text().split())
@@ -460,9 +476,12 @@ def test_a_compile_past_the_time_limit_is_stopped_and_killed(tmp_path, own_cache
     monkeypatch.setenv("KMX_COMPILE_TIMEOUT", "1.5")
     source = tmp_path / "thread.c"
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
-    with pytest.raises(km.CompileError, match=r"past the time limit of 1\.5 s.*KMX_COMPILE_TIMEOUT"):
-        _code(source)  # (the message is the timer's: the compile was stopped, not waited for)
-    _assert_gone(pids, "the compiler's child is still running")
+    try:
+        with pytest.raises(km.CompileError, match=r"past the time limit of 1\.5 s.*KMX_COMPILE_TIMEOUT"):
+            _code(source)  # (the message is the timer's: the compile was stopped, not waited for)
+        _assert_gone(pids, "the compiler's child is still running")
+    finally:
+        _end_compilers(pids)
 
 
 def test_an_exponential_macro_meets_the_time_limit(tmp_path, own_cache, monkeypatch):
@@ -480,7 +499,7 @@ def test_an_interrupted_compile_leaves_no_compiler_running(tmp_path):
     compiler, pids = _slow_compiler(tmp_path)
     source = tmp_path / "thread.c"
     source.write_text('#include "kmx.h"\nint kmx_main(int core) { return 0; }\n')
-    script = textwrap.dedent(
+    script = processes.INTERRUPTIBLE + textwrap.dedent(
         f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
@@ -495,14 +514,15 @@ def test_an_interrupted_compile_leaves_no_compiler_running(tmp_path):
         """
     )
     env = _env(KMX_CC=str(compiler), KMX_CACHE_DIR=str(tmp_path / "cache"))
-    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=30)
-    assert "INTERRUPTED" in out
-    _assert_gone(pids, "the compiler's child outlived the interrupt")
+    try:
+        with processes.started([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True) as child:
+            wait_for(lambda: pids.exists() and pids.read_text().strip(), "the compiler's start", HANG)
+            child.send_signal(signal.SIGINT)
+            out, _ = child.communicate(timeout=HANG)
+        assert "INTERRUPTED" in out
+        _assert_gone(pids, "the compiler's child outlived the interrupt")
+    finally:
+        _end_compilers(pids)  # (the compiler runs in a session of its own: not in the child's group)
 
 
 def test_a_bad_time_limit_says_what_it_takes(tmp_path, own_cache, monkeypatch):
@@ -540,9 +560,11 @@ def test_racing_processes_all_get_the_compilers_warning(tmp_path):
             """
         )
         env = _env(KMX_CACHE_DIR=str(cache), KMX_CFLAGS="-Wall")
-        children = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True) for _ in range(4)]
-        said = [child.communicate(timeout=120) for child in children]
+        with contextlib.ExitStack() as stack:
+            children = [stack.enter_context(processes.started([sys.executable, "-c", script], env=env, text=True,
+                                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+                        for _ in range(4)]
+            said = [child.communicate(timeout=HANG) for child in children]
         assert [out.strip() for out, _ in said] == ["1"] * 4, said
 
 
@@ -566,7 +588,10 @@ def test_compilers_run_together_past_the_time_limit_are_all_stopped(tmp_path, mo
     first, first_pids = _slow_compiler(tmp_path / "a")
     second, second_pids = _slow_compiler(tmp_path / "b")
     monkeypatch.setenv("KMX_COMPILE_TIMEOUT", "2")
-    with pytest.raises(toolchain.CompilerTimeout, match=r"past the time limit of 2 s"):
-        toolchain.run_together([[str(first)], [str(second)]], what="two slow compilers", kind="first")
-    _assert_gone(first_pids, "the first compiler's child outlived the time limit")
-    _assert_gone(second_pids, "the second compiler's child outlived the time limit")
+    try:
+        with pytest.raises(toolchain.CompilerTimeout, match=r"past the time limit of 2 s"):
+            toolchain.run_together([[str(first)], [str(second)]], what="two slow compilers", kind="first")
+        _assert_gone(first_pids, "the first compiler's child outlived the time limit")
+        _assert_gone(second_pids, "the second compiler's child outlived the time limit")
+    finally:
+        _end_compilers(first_pids, second_pids)

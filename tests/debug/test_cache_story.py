@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 import komorebi as km
 from komorebi._cache_story import story_data
+from tests import processes
 from tests.threads import THREADS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -22,10 +24,10 @@ if CHROMIUM is None and os.environ.get("KMX_REQUIRE_CHROMIUM"):  # (CI has it: .
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
 
-def story_of(tmp_path, word=1):
+def story_of(tmp_path, word=1, regions=None):
     program = km.Program("traced", kernels=tmp_path)
-    program.thread(cluster=2, sources=[THREADS / "traced.c"], regions={"data": np.arange(256, dtype=np.uint32)},
-                   words=[word], cores=4)
+    program.thread(cluster=2, sources=[THREADS / "traced.c"],
+                   regions=regions or {"data": np.arange(256, dtype=np.uint32)}, words=[word], cores=4)
     with km.Session(quantum=200) as s:
         run = s.load(program)
         run.thread_result(timeout=60)
@@ -44,7 +46,8 @@ class _nothing:
 
 
 def browse(page: Path, fragment: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    """Chromium's headless run of PAGE#FRAGMENT, its helper processes ended with it."""
+    return processes.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *extra,
          f"{page.as_uri()}#{fragment}"],
         capture_output=True, text=True, timeout=120,
@@ -102,6 +105,26 @@ def test_the_page_loads_with_no_errors_and_stepping_changes_the_picture(tmp_path
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / "cache_story.png")
+
+
+# Region names that the page's data must not let end or hide its script: "<!--<script" makes
+# the HTML parser take the page's own "</script>" as text (the page was blank), "</script>"
+# ends it; U+2028 and U+2029 end a line in older JavaScript.
+ODD_NAMES = ["<!--<script>", "</script><b>&amp;", "a\u2028b\u2029c"]
+
+
+@needs_chromium
+def test_the_page_shows_regions_whose_names_look_like_html(tmp_path):
+    data = np.arange(256, dtype=np.uint32)
+    run = story_of(tmp_path, regions={ODD_NAMES[0]: data, ODD_NAMES[1]: 64, ODD_NAMES[2]: 64})
+    page = run.cache_story(tmp_path / "story.html")
+    assert not re.search(r"<!--|<script>(?!\n)|</script>(?!\n</body>)|[\u2028\u2029]", page.read_text())
+    done = browse(page, "step=1000", "--dump-dom")
+    assert done.returncode == 0 and "Uncaught" not in done.stderr, done.stderr[-2000:]
+    assert '<pre id="errors"></pre>' in done.stdout
+    for n, name in enumerate(ODD_NAMES):
+        shown = escape(name, quote=False)  # (as --dump-dom writes a text node)
+        assert f"cluster 2, region '{shown}' (ID {n}," in done.stdout, name
 
 
 def test_a_story_needs_a_stopped_run_and_an_html_path(tmp_path):

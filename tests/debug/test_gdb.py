@@ -18,6 +18,8 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.debug import registers, remote
+from tests import processes
+from tests.conftest import HANG
 from tests.threads import THREADS
 
 GDB = shutil.which("gdb-multiarch")
@@ -59,17 +61,25 @@ def start(tmp_path: Path, source: Path, word: int = 0, cores: int = 4, session: 
     a line of Python it runs once the run has stopped."""
     script = tmp_path / "program.py"
     script.write_text(PROGRAM.format(cores=cores, session=session, timeout=timeout, after=after))
-    process = subprocess.Popen(
-        [sys.executable, str(script), str(tmp_path / "kernels"), str(source), str(word)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "KMX_GDB": "0", **(env or {})},
-    )
-    for line in process.stderr:  # the first line says how to attach
-        found = re.search(r"target remote :(\d+)' (\S+)", line)
-        if found:
-            return process, int(found[1]), found[2]
-    process.wait(timeout=60)
-    raise AssertionError(f"the program never said how to attach: {process.stdout.read()}")
+    return attachable([sys.executable, str(script), str(tmp_path / "kernels"), str(source), str(word)], env)
+
+
+def attachable(command: list[str], env=None) -> tuple[subprocess.Popen, int, str]:
+    """COMMAND started with KMX_GDB=0, in a process group of its own (tests/processes.py:
+    the caller ends it with processes.end, whatever happens), once it says how to attach:
+    (the process, the port, the ELF)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, env={**os.environ, "KMX_GDB": "0", **(env or {})})
+    try:
+        for line in process.stderr:  # the first line says how to attach
+            found = re.search(r"target remote :(\d+)' (\S+)", line)
+            if found:
+                return process, int(found[1]), found[2]
+        process.wait(timeout=HANG)
+        raise AssertionError(f"the program never said how to attach: {process.stdout.read()}")
+    except BaseException:
+        processes.end(process)
+        raise
 
 
 def debug(tmp_path: Path, commands: list[str], source: Path = THREADS / "debugged.c", **kwargs) -> tuple[str, str]:
@@ -83,7 +93,7 @@ def debug(tmp_path: Path, commands: list[str], source: Path = THREADS / "debugge
         done = subprocess.run([*arguments, elf], capture_output=True, text=True, timeout=120)
         out, err = process.communicate(timeout=120)
     finally:
-        process.kill()
+        processes.end(process)
     return done.stdout + done.stderr, out + err
 
 
@@ -171,16 +181,14 @@ def test_the_cores_interleave_as_without_gdb(tmp_path):
     (tmp_path / "racy.py").write_text(script)
     command = [sys.executable, str(tmp_path / "racy.py"), str(tmp_path / "kernels"), str(source)]
     alone = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "KMX_GDB": ""})
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "KMX_GDB": "0"})
-    for line in process.stderr:
-        if "target remote" in line:
-            port, elf = re.search(r"target remote :(\d+)' (\S+)", line).groups()
-            break
-    said = subprocess.run([GDB, "-q", "-batch", "-nx", "-ex", f"target remote :{port}", "-ex", "break racy.c:20",
-                           "-ex", "continue", "-ex", "continue", "-ex", "thread 2", "-ex", "stepi", "-ex", "next",
-                           "-ex", "delete", "-ex", "continue", elf], capture_output=True, text=True, timeout=120)
-    out, _ = process.communicate(timeout=120)
+    process, port, elf = attachable(command)
+    try:
+        said = subprocess.run([GDB, "-q", "-batch", "-nx", "-ex", f"target remote :{port}", "-ex", "break racy.c:20",
+                               "-ex", "continue", "-ex", "continue", "-ex", "thread 2", "-ex", "stepi", "-ex", "next",
+                               "-ex", "delete", "-ex", "continue", elf], capture_output=True, text=True, timeout=120)
+        out, _ = process.communicate(timeout=120)
+    finally:
+        processes.end(process)
     assert "hit Breakpoint 1" in said.stdout and "exited normally" in said.stdout, said.stdout + said.stderr
     assert out.strip() == alone.stdout.strip() and out.startswith("words [")
 
@@ -212,7 +220,7 @@ def test_ctrl_c_stops_a_thread_that_never_ends(tmp_path):
             assert talk.reply() == "OK"
         out, _ = process.communicate(timeout=60)
     finally:
-        process.kill()
+        processes.end(process)
     assert "fault: gdb killed the thread" in out
 
 
@@ -230,7 +238,7 @@ def test_a_run_python_stops_tells_gdb_and_ends(tmp_path):
             assert talk.reply() == "X09"
         out, _ = process.communicate(timeout=60)
     finally:
-        process.kill()
+        processes.end(process)
     assert "timed out" in out
 
 
@@ -454,7 +462,7 @@ def test_packets_the_stub_cannot_serve_get_an_error_and_the_run_goes_on(tmp_path
             assert talk.reply() == "OK"
         out, err = process.communicate(timeout=60)
     finally:
-        process.kill()
+        processes.end(process)
     assert "fault: gdb killed the thread" in out
     assert "gdb sent a packet longer than the PacketSize of 32768 bytes: it is dropped, unanswered" in err
     assert "gdb sent a packet with no end (102 bytes, then a new '$')" in err

@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.debug.test_gdb import GDB, needs_gdb
+from tests import processes
+from tests.debug.test_gdb import GDB, attachable, needs_gdb
 
 LESSON = ROOT / "tutorial" / "debugging"
 PAGE = (ROOT / "docs" / "debugging.md").read_text()
@@ -55,18 +56,13 @@ def test_the_program_as_it_is(here):
 
 @needs_gdb
 def test_the_gdb_session(here):
-    process = subprocess.Popen([sys.executable, str(here / "program.py")], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "KMX_GDB": "0"})
+    process, port, elf = attachable([sys.executable, str(here / "program.py")])
     try:
-        for line in process.stderr:
-            found = re.search(r"target remote :(\d+)' (\S+)", line)
-            if found:
-                break
-        done = subprocess.run([GDB, "-q", "-nx", "-ex", f"target remote :{found[1]}", "-batch", "-x",
-                               str(here / "session.gdb"), found[2]], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([GDB, "-q", "-nx", "-ex", f"target remote :{port}", "-batch", "-x",
+                               str(here / "session.gdb"), elf], capture_output=True, text=True, timeout=120)
         out, _ = process.communicate(timeout=120)
     finally:
-        process.kill()
+        processes.end(process)
     said = shortened(done.stdout + done.stderr)
     for line in block_after("In another, that line with"):
         assert re.sub(r"\s+", " ", line).strip() in re.sub(r"[ \t]+", " ", said), (line, said)

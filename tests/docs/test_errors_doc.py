@@ -11,6 +11,7 @@ block is gone: the page and the library cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -189,6 +190,30 @@ def _agent_too_many(tmp_path, _):
     return raised(lambda: p.noc_agent("e", _agent_ok, cluster=1))
 
 
+class _GeneratorCall:
+    def __call__(self, noc):
+        yield noc.read("r", 0, 4)
+
+
+async def _agent_async(noc):
+    return None
+
+
+@functools.wraps(_agent_async)
+def _agent_wrapped(noc):
+    return _agent_async(noc)
+
+
+def _agent_made_a_coroutine(tmp_path, _):
+    p = program(tmp_path, regions={"r": 64})
+    p.noc_agent("a", _agent_wrapped, cluster=1)
+    with km.Session() as session:
+        run = session.load(p)
+        run.thread_result(timeout=60.0)
+        run.stop()
+    return run.agent("a").error
+
+
 # a thread that waits until word 0 of region "r" is 1 in DRAM (ENDED: returns at once)
 _WAITS = "    volatile uint32_t* r = kmx_region(0, 0);\n    do kmx_invalidate(0); while (r[0] != 1);\n    return 0;\n"
 
@@ -339,10 +364,12 @@ def _closed_while_loading(tmp_path, monkeypatch):
     got = {}
     loader = threading.Thread(target=lambda: got.setdefault("error", raised(lambda: session.load(program(tmp_path)))))
     loader.start()
-    wait_for(began.exists, "the compiler began")
-    session.close()
-    go.touch()
-    loader.join(600)
+    try:
+        wait_for(began.exists, "the compiler began")
+        session.close()
+    finally:
+        go.touch()  # (whatever happened: the compiler ends, not ten minutes later)
+        loader.join(600)
     return got["error"]
 
 
@@ -542,6 +569,11 @@ CASES = [
     Case("agent-too-many", "the most a cluster may have", _agent_too_many, {"cluster": "1"}),
     Case("agent-function-type", "function must be a callable taking the noc",
          lambda t, m: raised(lambda: program(t).noc_agent("a", "f", cluster=1)), {"type": "str"}),
+    Case("agent-function-generator", "function must be a plain function taking the noc",
+         lambda t, m: raised(lambda: program(t).noc_agent("a", _GeneratorCall(), cluster=1)),
+         {"kind": "an object whose __call__ is a generator function"}),
+    Case("agent-function-returned-a-coroutine", "without making a noc call", _agent_made_a_coroutine,
+         {"name": "'a'", "made": "a coroutine"}),
     # a stand-in's noc calls
     Case("noc-region", "its regions are {regions}",
          lambda t, m: _noc_error(t, lambda noc: noc.read("nope", 0, 4)),
@@ -552,6 +584,12 @@ CASES = [
     Case("noc-dtype", "does not divide region",
          lambda t, m: _noc_error(t, lambda noc: noc.wait("odd", 0, 1), regions={"r": 64, "odd": 6}),
          {"dtype": "uint32", "size": "4", "name": "'odd'", "bytes": "6"}),
+    Case("noc-wait-value-int", "noc.wait: value {value} is not one",
+         lambda t, m: _noc_error(t, lambda noc: noc.wait("r", 0, 2**70)),
+         {"value": str(2**70), "dtype": "uint32", "what it holds": "a whole number 0 to 4294967295"}),
+    Case("noc-wait-value-float", "noc.wait: value {value} is not one",
+         lambda t, m: _noc_error(t, lambda noc: noc.wait("r", 0, 1e300, dtype=np.float32)),
+         {"value": "1e+300", "dtype": "float32", "what it holds": "a number of magnitude 1.4e-45 to 3.4028e+38, 0, inf or nan"}),
     Case("noc-wait-timeout", "within the timeout",
          lambda t, m: _noc_error(t, lambda noc: noc.wait("r", 8, 3, timeout=0.1)),
          {"value": "3", "offset": "8", "name": "'r'", "now": "0"}),
@@ -656,6 +694,10 @@ CASES = [
          lambda t, m: on_a_run(t, lambda run: run.profile(), stop_first=True)),
     Case("story-not-html", "path must end in .html",
          lambda t, m: on_a_run(t, lambda run: run.cache_story(t / "story.svg"), stop_first=True), {"file name": "story.svg"}),
+    # km.explore
+    Case("explore-verdict-type", "check must return True, False or None",
+         lambda t, m: raised(lambda: km.explore(lambda: program(t), lambda run: np.zeros(2) == 0, schedules=1, workers=1)),
+         {"type": "ndarray"}),
     # 2. build
     Case("compile-error", "error: {what the compiler says}",
          lambda t, m: _load(program(t, "    return 0\n")),

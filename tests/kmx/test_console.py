@@ -12,7 +12,8 @@ import warnings
 import pytest
 
 import komorebi as km
-from tests.conftest import ROOT
+from tests import processes
+from tests.conftest import HANG, ROOT
 from tests.threads import program_for
 
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"
@@ -116,10 +117,11 @@ def test_a_closed_pipe_on_stdout_is_the_hosts_trouble_not_the_threads(tmp_path):
         for w in said:
             print("WARNING", w.category.__name__, w.message, file=sys.stderr)
     """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    child.stdout.close()  # nobody reads: the first lines that fill the pipe, then a broken pipe
-    err = child.stderr.read()
-    child.wait(120)
+    with processes.started([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True) as child:
+        child.stdout.close()  # nobody reads: the first lines that fill the pipe, then a broken pipe
+        err = child.stderr.read()
+        child.wait(HANG)
     assert "CODE 0 KEPT 4000" in err, err
     assert "WARNING OutputWarning the lines the thread on cluster 2 printed could not all be written" in err
     assert "BrokenPipeError" in err and "run.threads[2].output" in err

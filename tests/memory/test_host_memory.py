@@ -93,9 +93,14 @@ def test_a_forked_child_writes_only_its_own_copy(way):
     block = way.anonymous(4096)
     private = way.new_file("forked", 4096).private()
     pid = os.fork()
-    if pid == 0:
-        block.array[0] = 9
-        private.array[0] = 9
-        os._exit(0)
-    os.waitpid(pid, 0)
+    if pid == 0:  # (the child leaves whatever happens: else it would run the rest of the suite)
+        wrote = False
+        try:
+            block.array[0] = 9
+            private.array[0] = 9
+            wrote = True
+        finally:
+            os._exit(0 if wrote else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the child could not write its copies"
     assert block.array[0] == 0 and private.array[0] == 0

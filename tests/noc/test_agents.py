@@ -239,6 +239,18 @@ def test_a_stand_in_that_raises_keeps_its_error_and_a_thread_waiting_for_it_time
     (lambda noc: noc.wait("flags", 2, 1), (ValueError, "offset 2 is not a multiple of 4")),
     (lambda noc: noc.wait("flags", 0, 1, dtype=np.complex64), (TypeError, "dtype must be a number of 1, 2, 4 or 8 bytes")),
     (lambda noc: noc.wait("flags", 0, 300, dtype=np.uint8), (ValueError, "value 300 is not one uint8")),
+    (lambda noc: noc.wait("flags", 0, 2**70), (ValueError, f"value {2**70} is not one uint32 (a whole number 0 to 4294967295)")),
+    (lambda noc: noc.wait("flags", 0, -1), (ValueError, "value -1 is not one uint32 (a whole number 0 to 4294967295)")),
+    (lambda noc: noc.wait("flags", 0, -2**70, dtype=np.int64), (ValueError, f"value {-2**70} is not one int64 (a whole")),
+    (lambda noc: noc.wait("flags", 0, 1.5), (ValueError, "value 1.5 is not one uint32 (a whole number")),
+    (lambda noc: noc.wait("flags", 0, float("nan")), (ValueError, "value nan is not one uint32")),
+    (lambda noc: noc.wait("flags", 0, "1"), (ValueError, "value '1' is not one uint32")),
+    (lambda noc: noc.wait("flags", 0, 2, dtype=np.bool_), (ValueError, "value 2 is not one bool (True or False, 1 or 0)")),
+    (lambda noc: noc.wait("flags", 0, 1e300, dtype=np.float32), (ValueError, "value 1e+300 is not one float32 (a number of")),
+    (lambda noc: noc.wait("flags", 0, -1e300, dtype=np.float32), (ValueError, "value -1e+300 is not one float32")),
+    (lambda noc: noc.wait("flags", 0, 2**2000, dtype=np.float64), (ValueError, "is not one float64 (a number of")),
+    (lambda noc: noc.wait("flags", 0, 1e-300, dtype=np.float32), (ValueError, "value 1e-300 is not one float32")),
+    (lambda noc: noc.wait("flags", 0, 1e5, dtype=np.float16), (ValueError, "value 100000.0 is not one float16")),
     (lambda noc: noc.wait("flags", 0, 1, timeout=-1), (ValueError, "timeout must be a number of seconds >= 0")),
 ])
 def test_a_bad_noc_call_raises_at_the_call_naming_the_region_and_its_size(tmp_path, call, expected):
@@ -501,3 +513,95 @@ def test_a_flush_over_a_stand_ins_bytes_in_the_same_line_loses_them_and_is_named
     assert f.region == "flags" and (f.start, f.end) == (0, 64) and f.line == 9
     assert f.agent == "producer" and f.agent_file == __file__
     assert "a flush writes whole 64-byte lines" in f.message and "lines of their own" in f.message
+
+
+# (imported here: the tests above name lines of this file)
+import functools  # noqa: E402
+import gc  # noqa: E402
+
+
+class _GeneratorCall:
+    """A callable whose __call__ is a generator function."""
+
+    def __call__(self, noc):
+        yield noc.read("data", 0, 4)
+
+
+async def _coroutine_body(noc):
+    noc.write("flags", 0, np.uint32([1]))
+
+
+@functools.wraps(_coroutine_body)
+def _wrapped_coroutine(noc):  # (looks like a plain function: inspect sees no async def)
+    return _coroutine_body(noc)
+
+
+class _AsyncGeneratorCall:
+    def __call__(self, noc):
+        return self.frames(noc)
+
+    async def frames(self, noc):
+        yield noc.read("data", 0, 4)
+
+
+ENDS_AT_ONCE = '#include "kmx.h"\nint kmx_main(int core) {\n    (void)core;\n    return 0;\n}\n'
+
+
+@pytest.mark.parametrize("function, made", [
+    (_wrapped_coroutine, "a coroutine"),
+    (_AsyncGeneratorCall(), "an async generator"),
+    (lambda noc: _GeneratorCall()(noc), "a generator"),
+], ids=["wrapped-async-def", "async-generator", "generator"])
+def test_a_callable_that_makes_a_generator_or_coroutine_fails_at_its_first_step(tmp_path, function, made):
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    program.noc_agent("a", function, cluster=1)  # (nothing to see before it is called)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, loaded = run(program)
+        gc.collect()  # (a coroutine never awaited says so when collected)
+    report = loaded.agent("a")
+    assert report.done and report.result is None and report.doing.startswith("failed: TypeError")
+    assert isinstance(report.error, TypeError)
+    assert str(report.error) == (
+        f"agent 'a': its function returned {made} without making a noc call, so its body never ran: a stand-in's "
+        "function must be a plain function that calls noc.read, noc.write and noc.wait, not a generator or async function")
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_a_callable_object_whose_call_is_a_generator_is_refused_when_added(tmp_path):
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    with pytest.raises(TypeError, match=r"not an object whose __call__ is a generator function: its body would never run"):
+        program.noc_agent("a", _GeneratorCall(), cluster=1)
+
+
+def test_a_plain_function_that_returns_a_generator_after_its_noc_calls_keeps_it_as_its_result(tmp_path):
+    def agent(noc):
+        words = noc.read("data", 0, 16).view(np.uint32)
+        return (int(word) for word in words)  # (its body ran: the generator is what it returned)
+
+    program = program_for(ENDS_AT_ONCE, tmp_path, regions=REGIONS)
+    program.noc_agent("a", agent, cluster=1)
+    _, loaded = run(program)
+    assert loaded.agent("a").error is None and list(loaded.agent("a").result) == [0, 0, 0, 0]
+
+
+def test_a_wait_for_a_float_takes_the_nearest_and_compares_bytes_so_nan_and_minus_zero_are_their_own(tmp_path):
+    def writer(noc):
+        producer(noc)
+        noc.write("out", 0, np.float32([0.1, np.nan, -0.0, np.inf]))
+
+    def waiter(noc):
+        got = [noc.wait("out", 0, 0.1, dtype=np.float32), noc.wait("out", 4, float("nan"), dtype=np.float32),
+               noc.wait("out", 12, float("inf"), dtype=np.float32)]
+        try:
+            noc.wait("out", 8, 0.0, dtype=np.float32, timeout=0)  # (DRAM holds -0.0: other bytes)
+        except TimeoutError:
+            got.append("-0.0 is not 0.0")
+        return got
+
+    program = exchange(tmp_path, agent=writer)
+    program.noc_agent("waiter", waiter, cluster=1)
+    _, loaded = run(program)
+    got = loaded.agent("waiter").result
+    assert loaded.agent("waiter").error is None
+    assert got[0] == np.float32(0.1) and np.isnan(got[1]) and got[2] == np.inf and got[3] == "-0.0 is not 0.0"
