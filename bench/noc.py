@@ -7,6 +7,10 @@
 - step: a stand-in makes --steps noc calls (4-byte noc.reads), timed inside the function;
   against a kmx call's round trip, --steps kmx_cycles() calls of a thread (bench/noc/calls.c),
   timed between two submits. Both per call.
+- frame: the thread doubles a --frame-mib MiB region into another --rounds times (bench/noc/
+  frame.c), timed between two submits; once with no stand-in, once with one waiting: with a
+  stand-in on the cluster every region access is watched, a line at a time (the cache must
+  know which lines are in it: docs/memory-model.md), and this is what that costs.
 
 Measured in the same process, interleaved, best of --repeat. The last line printed is one
 JSON object.
@@ -26,16 +30,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+import numpy as np  # noqa: E402
+
 import komorebi as km  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "noc"
 TIMEOUT = 3600.0
 
 
-def _program(source: str, words, agent=None) -> km.Program:
+def _program(source: str, words, agent=None, regions=None) -> km.Program:
     (HERE / "kernels").mkdir(exist_ok=True)
     program = km.Program("noc_bench", kernels=HERE / "kernels")
-    program.thread(cluster=1, sources=[HERE / source], regions={"flags": 128}, words=words)
+    program.thread(cluster=1, sources=[HERE / source], regions=regions or {"flags": 128}, words=words)
     if agent is not None:
         program.noc_agent("tensix", agent, cluster=1)
     return program
@@ -85,6 +91,14 @@ def steps(count: int) -> float:
     return timed["seconds"] / count
 
 
+def frame(mib: int, rounds: int, with_agent: bool) -> float:
+    regions = {"frame": np.arange(mib << 18, dtype=np.uint32), "results": mib << 20, "flags": 128}
+    seconds, run = between_submits(_program("frame.c", [rounds], waiter if with_agent else None, regions))
+    if with_agent:
+        assert run.agent("tensix").result == 1, run.agent("tensix")
+    return seconds
+
+
 def calls(count: int) -> float:
     seconds, _ = between_submits(_program("calls.c", [count]))
     return seconds / count
@@ -95,10 +109,12 @@ def main() -> None:
     parser.add_argument("--spins", type=int, default=1_000_000)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 2,000 spins and steps, once")
+    parser.add_argument("--frame-mib", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2,000 spins and steps, a 1 MiB frame twice, once")
     args = parser.parse_args()
     if args.quick:
-        args.spins, args.steps, args.repeat = 2_000, 2_000, 1
+        args.spins, args.steps, args.repeat, args.frame_mib, args.rounds = 2_000, 2_000, 1, 1, 2
     best: dict[str, float] = {}
     for round_ in range(args.repeat):
         figures = {
@@ -106,16 +122,23 @@ def main() -> None:
             "spin with a waiting stand-in s": spin(args.spins, True),
             "stand-in step us": steps(args.steps) * 1e6,
             "kmx call us": calls(args.steps) * 1e6,
+            "frame alone s": frame(args.frame_mib, args.rounds, False),
+            "frame with a waiting stand-in s": frame(args.frame_mib, args.rounds, True),
         }
         for name, value in figures.items():
             best[name] = min(best.get(name, value), value)
         print(f"round {round_ + 1}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()), flush=True)
     best["stand-in's cost on the spin s"] = best["spin with a waiting stand-in s"] - best["spin alone s"]
     best["step / kmx call"] = best["stand-in step us"] / best["kmx call us"]
-    print(f"spins: {args.spins:,}; steps and calls: {args.steps:,}; best of {args.repeat}")
+    best["frame with a stand-in / alone"] = best["frame with a waiting stand-in s"] / best["frame alone s"]
+    words = (args.frame_mib << 18) * args.rounds  # (each a load and a store)
+    best["frame ns a word, with a stand-in"] = best["frame with a waiting stand-in s"] / words * 1e9
+    print(f"spins: {args.spins:,}; steps and calls: {args.steps:,}; frame: {args.frame_mib} MiB, "
+          f"{args.rounds} rounds; best of {args.repeat}")
     for name, value in best.items():
         print(f"  {name}: {value:.3f}")
-    print(json.dumps({"spins": args.spins, "steps": args.steps, **{k: round(v, 4) for k, v in best.items()}}))
+    print(json.dumps({"spins": args.spins, "steps": args.steps, "frame_mib": args.frame_mib, "rounds": args.rounds,
+                      **{k: round(v, 4) for k, v in best.items()}}))
 
 
 if __name__ == "__main__":

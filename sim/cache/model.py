@@ -277,6 +277,7 @@ class CachedRegion:
             read_cores=hooks.pointer(self.read_cores),
         )
         self.base = self.state.base = base
+        self.state.pages = pages
         self.state_address = ctypes.addressof(self.state)  # (for the native calls that take it: sim/native/noc.c)
         self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
         self.direct = holding is Holding.DIRECT
@@ -633,20 +634,8 @@ class CachedRegion:
         return lost
 
     def _drop(self) -> None:
-        if self.lines_known:  # every line leaves: the next fills bring DRAM's bytes
-            if self._side_mask is not None:  # (direct: the view is DRAM, but for these)
-                offsets, values = self._side_bytes()
-                self.view[offsets] = values
-                pages = np.unique(offsets // PAGE)
-                self._copy_fill[pages] = 1  # (DRAM's own pages now)
-                self._as_loaded[pages] = 0  # (their clean bytes are no longer those loaded)
-                self._side_mask[:] = 0
-            self._uc_stale[:] = 0
-            self._cached_lines[:] = 0
-            for touched in (self._cc_touched, self._uc_touched, self._mixed_told):
-                touched[:] = 0  # (the next touch through either alias starts anew)
-            if self._own_clean is not None:
-                self._own_clean[:] = 0
+        if self.lines_known:  # every line leaves: the next fills bring DRAM's bytes (watch.c)
+            hooks.library().lines_dropped(self.state_address)
         self._filled[:] = 0
         self._writable[:] = 0
         if self._dirty_mask is not None:

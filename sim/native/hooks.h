@@ -113,6 +113,7 @@ typedef struct {
      * otherwise, every page of the region is watched, and these say what the page-level
      * flags cannot. */
     int64_t lines_known;
+    int64_t uncached_seen;  /* the thread has used the region's uncached alias */
     uint64_t *cached_lines; /* per page, a bit per line: the line is in the cache */
     uint64_t *dirty_mask;   /* per page, a bit per line: written since the line was clean */
     uint64_t *cc_touched;   /* per page, a bit per line: touched through the cached alias, */
@@ -135,6 +136,7 @@ typedef struct {
      * first write), so that the checker names the lines each core read. */
     uint8_t *read_cores;
     uint64_t last_stale;    /* the last stale read's first byte in the span, plus one (watch.c) */
+    uint64_t pages;         /* the span's */
 } Region;
 #define TOLD_AGAIN 0x80 /* (Region.told: the line's stale bytes were read again, at once: watch.c) */
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
@@ -374,6 +376,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 uint8_t dram_byte(const Region *r, uint64_t offset);
 void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
+void lines_dropped(Region *r);
 
 /* code.c */
 int original_changed(const Original *o, uint64_t address);

@@ -99,6 +99,7 @@ class RegionState(ctypes.Structure):
         ("loaded_bytes", _u8),
         ("on_line_event", LINE_EVENT),
         ("lines_known", ctypes.c_int64),
+        ("uncached_seen", ctypes.c_int64),
         ("cached_lines", _u64),
         ("dirty_mask", _u64),
         ("cc_touched", _u64),
@@ -116,6 +117,7 @@ class RegionState(ctypes.Structure):
         ("rescued", _u8),
         ("read_cores", _u8),
         ("last_stale", ctypes.c_uint64),
+        ("pages", ctypes.c_uint64),
     ]
 
 
@@ -492,6 +494,8 @@ def library() -> ctypes.CDLL:
             loaded.noc_holds.restype = ctypes.c_int
             loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int]
             loaded.dram_store.restype = None
+            loaded.lines_dropped.argtypes = [ctypes.c_void_p]
+            loaded.lines_dropped.restype = None
             loaded.original_write.argtypes = [ctypes.POINTER(Original), ctypes.c_uint64, ctypes.c_uint64,
                                               ctypes.c_void_p]
             loaded.original_write.restype = None

@@ -99,12 +99,14 @@ static void stale_read(Region *r, uint64_t line, uint64_t stale, uint64_t first)
 }
 
 /* LINE of PAGE touched through the cached alias (CACHED) or the uncached one: the first
- * touch of a page through each is told (the checker keeps its source line), and a line
+ * touch of a page through each is told (the checker keeps its source line, for a
+ * mixed-alias: through the cached alias only once the thread has used the uncached one,
+ * since before that the fill hook's first read of the page stands for it), and a line
  * touched through both is a mixed-alias, told once. */
 static void touched(Region *r, uint64_t page, uint64_t line, int cached) {
     uint64_t bit = 1ull << (line % LINES_PER_PAGE);
     uint64_t *mine = cached ? r->cc_touched : r->uc_touched, *other = cached ? r->uc_touched : r->cc_touched;
-    if (!mine[page])
+    if (!mine[page] && (!cached || r->uncached_seen))
         tell(r, cached ? EVENT_FIRST_CACHED : EVENT_FIRST_UNCACHED, line * LINE, LINE);
     mine[page] |= bit;
     if ((other[page] & bit) && !(r->mixed_told[page] & bit)) {
@@ -264,6 +266,32 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
     }
 }
 
+/* Every line of R leaves the cache (an invalidate, the hand-back: sim/cache/model.py, whose
+ * page-level flags go there), where its lines are known one by one: DRAM's bytes kept aside
+ * under cached lines go into the view (direct: the view is DRAM but for them), and the next
+ * touch through either alias starts anew. */
+void lines_dropped(Region *r) {
+    uint64_t lines = r->pages * LINES_PER_PAGE;
+    for (uint64_t line = 0; r->side_mask && line < lines; line++) {
+        uint64_t mask = r->side_mask[line], offset = line * LINE, page = line / LINES_PER_PAGE;
+        if (!mask)
+            continue;
+        for (uint64_t i = 0; i < LINE; i++)
+            if (mask >> i & 1)
+                r->view[offset + i] = r->side[offset + i];
+        r->side_mask[line] = 0;
+        r->copy_fill[page] = 1; /* (DRAM's own page now) */
+        r->as_loaded[page] = 0; /* (its clean bytes are no longer those loaded) */
+    }
+    __builtin_memset(r->uc_stale, 0, lines * sizeof *r->uc_stale);
+    __builtin_memset(r->cached_lines, 0, r->pages * sizeof *r->cached_lines);
+    __builtin_memset(r->cc_touched, 0, r->pages * sizeof *r->cc_touched);
+    __builtin_memset(r->uc_touched, 0, r->pages * sizeof *r->uc_touched);
+    __builtin_memset(r->mixed_told, 0, r->pages * sizeof *r->mixed_told);
+    if (r->own_clean)
+        __builtin_memset(r->own_clean, 0, r->pages);
+}
+
 /* -- a line flush -------------------------------------------------------------------------- */
 
 /* The line at OFFSET of R leaves the cache: written back to DRAM if dirty, then dropped (a
@@ -394,6 +422,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
     Region *r = w->region;
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
+    r->uncached_seen = 1;
     uint64_t value = 0;
     for (unsigned i = 0; i < size && i < 8; i++)
         value |= (uint64_t)dram_byte(r, offset + i) << (8 * i);
@@ -407,6 +436,7 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
     Region *r = w->region;
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
+    r->uncached_seen = 1;
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
     reservations_stored(w->core->reservations, w->core->engine.core, r->base + offset, size < 8 ? size : 8);
