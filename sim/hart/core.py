@@ -46,26 +46,21 @@ if TYPE_CHECKING:
 ECALL_BYTES = 4
 SH1ADD_T0_T1_T2 = 0x2073_22B3  # sh1add t0, t1, t2: an instruction the engine lacks
 ECALL_INSN = 0x0000_0073
-LR_D_A0_A1 = 0x1005_B52F  # lr.d a0, (a1): the engine keeps the address it reserved
 
 
 @dataclass(frozen=True)
 class Conventions:
-    """How far past the instruction that trapped the engine's pc is, in the hook; and
-    where in a context of the engine's (uc_context_save) it keeps the address an lr
-    reserved (sim/native/reserve.c)."""
+    """How far past the instruction that trapped the engine's pc is, in the hook."""
 
     illegal_past: int
     ecall_past: int
-    load_res_at: int
 
 
 @functools.lru_cache(maxsize=None)
 def conventions() -> Conventions:
-    """The engine's conventions, probed on one engine: one instruction it lacks, one
-    ecall, and two lr.d at two addresses (the one place of the context that holds each)."""
+    """The engine's pc conventions, probed on one engine: one instruction it lacks, one ecall."""
     code = host.anonymous(PAGE)
-    code.array[:12] = np.frombuffer(struct.pack("<III", SH1ADD_T0_T1_T2, ECALL_INSN, LR_D_A0_A1), np.uint8)
+    code.array[:8] = np.frombuffer(struct.pack("<II", SH1ADD_T0_T1_T2, ECALL_INSN), np.uint8)
     engine = Engine()
     base = 0x1000_0000
     engine.map(base, PAGE, code.address)
@@ -91,20 +86,9 @@ def conventions() -> Conventions:
         illegal = native.isa.probed_pc - base if native.isa.probed_pc else ECALL_BYTES
         engine.run(base + 4, base + 8)
         ecall = seen[0] - (base + 4) if seen else ECALL_BYTES
-        held = []
-        for reserved in (base + 0x800, base + 0x808):
-            engine.write("a1", reserved)
-            engine.run(base + 8, base + 12)
-            engine.write("a1", 0)  # (the register that held it: only the reservation does now)
-            context = engine.context_bytes()
-            held.append({at for at in range(0, len(context) - 7, 8)
-                         if struct.unpack_from("<Q", context, at)[0] == reserved})
     finally:
         engine.close()
-    places = held[0] & held[1]
-    if len(places) != 1:  # (an engine that keeps it elsewhere: lr/sc across turns cannot be made right)
-        raise RuntimeError(f"the engine's lr reservation was not found in its context (candidates {sorted(places)})")
-    return Conventions(int(illegal), int(ecall), places.pop())
+    return Conventions(int(illegal), int(ecall))
 
 # The engine's TLB (QEMU's): 2**8 entries at first, at most 2**22; a flush doubles it when
 # more than 70% of it was used since the last (sim/native/fill.c, maybe_grow).
@@ -187,9 +171,6 @@ class Core:
             emu_stop=engines.C_EMU_STOP, core=number, ctl=engines.C_CTL,
             emu_start=engines.C_EMU_START, uc=self.engine.handle,
         ))
-        engine_calls = self.native.engine  # (its lr reservation: sim/native/reserve.c)
-        engine_calls.context_save, engine_calls.context_restore = engines.C_CONTEXT_SAVE, engines.C_CONTEXT_RESTORE
-        engine_calls.context, engine_calls.load_res_at = self.engine.context(), self._conventions.load_res_at
         if context.reservations is not None:
             self.reserve_in(context.reservations)
         if context.original is not None:
@@ -222,9 +203,9 @@ class Core:
         self.mapping.add(span)
 
     def reserve_in(self, reservations: hooks.Reservations) -> None:
-        """Keep this core's lr reservation in RESERVATIONS, its cluster's, as each turn ends,
-        so that a store to its line by another core, or past the cache, clears it
-        (sim/native/reserve.c)."""
+        """Be one of RESERVATIONS, its cluster's cores for lr/sc, so that a store by another
+        core, or past the cache, to the line its lr reserved clears the reservation, and its
+        stores clear theirs (sim/native/reserve.c)."""
         self.native.reservations = ctypes.pointer(reservations)
         reservations.cores[self.number] = ctypes.addressof(self.native)
 
@@ -322,7 +303,7 @@ class Core:
             raise fault from None
         finally:
             native.turn.budget_on = 0
-            if native.reservations and self.engine is not None:  # (its lr's, as the turn ends: reserve.c)
+            if native.reserved != native.announced:  # (a new lr reservation, as the turn ends: reserve.c)
                 hooks.library().reservation_turn_ended(ctypes.byref(native))
             if self._peek_wanted and self.engine is not None:  # (asked during a turn of some length: `place`)
                 self.answer_peek()

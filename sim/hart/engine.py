@@ -72,9 +72,6 @@ C_EMU_START = ctypes.cast(uclib.uc_emu_start, ctypes.c_void_p).value  # (the tur
 C_REG_WRITE = ctypes.cast(uclib.uc_reg_write, ctypes.c_void_p).value
 C_TRANSLATE = ctypes.cast(uclib.uc_vmem_translate, ctypes.c_void_p).value  # (unicorn 2.1)
 C_CTL = ctypes.cast(uclib.uc_ctl, ctypes.c_void_p).value
-# (a core's lr reservation, read and cleared through a context of its engine: sim/native/reserve.c)
-C_CONTEXT_SAVE = ctypes.cast(uclib.uc_context_save, ctypes.c_void_p).value
-C_CONTEXT_RESTORE = ctypes.cast(uclib.uc_context_restore, ctypes.c_void_p).value
 
 
 class EngineError(Exception):
@@ -103,24 +100,6 @@ class Engine:
         uc.reg_write(UC_RISCV_REG_MSTATUS, uc.reg_read(UC_RISCV_REG_MSTATUS) | MSTATUS_FS)
         self._uc = uc
         self.handle = uc._uch.value if hasattr(uc._uch, "value") else uc._uch  # for C calls
-        self._context: ctypes.c_void_p | None = None
-
-    def context(self) -> int:
-        """The address of a context of this engine's (uc_context_alloc), for the native
-        hooks to save the engine's state into and restore it from; freed with the engine."""
-        if self._context is None:
-            context = ctypes.c_void_p()
-            status = uclib.uc_context_alloc(self._uc._uch, ctypes.byref(context))
-            if status != 0:
-                raise EngineError(UcError(status))
-            self._context = context
-        return self._context.value
-
-    def context_bytes(self) -> bytes:
-        """The engine's state as uc_context_save copies it (for a probe of where it keeps what)."""
-        address = self.context()
-        uclib.uc_context_save(self._uc._uch, ctypes.c_void_p(address))
-        return ctypes.string_at(address, uclib.uc_context_size(self._uc._uch))
 
     def map(self, base: int, size: int, host_address: int) -> None:
         """Map SIZE bytes of host memory at HOST_ADDRESS to BASE (all permissions: the
@@ -190,9 +169,6 @@ class Engine:
         uc, self._uc = self._uc, None
         if uc is None:
             return
-        if self._context is not None:
-            uclib.uc_context_free(self._context)
-            self._context = None
         finalize = getattr(uc, "_Uc__finalizer", None)
         if finalize is not None:
             finalize()  # uc_close, once

@@ -16,12 +16,17 @@ Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
 - `fmin` and `fmax` (`.s` and `.d`) of a number and a signalling NaN give the canonical
   NaN (QEMU 5.0's IEEE 754-2008 minNum); the F extension 2.2, which the X280 follows,
   gives the number.
+- `lr` and `sc` keep the engine's reservation, and its `sc` compares values: a store by
+  another core of the same value between the two (A-B-A) goes unseen. Here the
+  reservation is the simulator's own (sim/native/reserve.c), which any store to the line
+  by another core clears.
 
 The loader finds these in the thread's code (`find_trapped`) and places, instead of each,
 an instruction the engine traps on (a read of the `time` CSR, which the engine lacks; an
 unused MISC-MEM encoding for fence.i; for fmin and fmax the same instruction with funct3
-4 or 5, which no extension the X280 has defines). sim.hart.core answers the trap of the
-first two; sim/native/isa.c runs fmin and fmax, as F 2.2 says, in C.
+4 or 5, and for lr and sc with funct5 6 or 7, which no extension the X280 has defines).
+sim.hart.core answers the trap of the first two; sim/native/isa.c runs fmin and fmax, as
+F 2.2 says, and lr and sc, in C.
 """
 
 from __future__ import annotations
@@ -36,12 +41,14 @@ CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 CSR_MCYCLE, CSR_MINSTRET = 0xB00, 0xB02
 COUNTERS = {CSR_CYCLE: "cycle", CSR_TIME: "time", CSR_INSTRET: "instret", CSR_MCYCLE: "mcycle", CSR_MINSTRET: "minstret"}
 
-SYSTEM, MISC_MEM, OP_FP = 0x73, 0x0F, 0x53
+SYSTEM, MISC_MEM, OP_FP, AMO = 0x73, 0x0F, 0x53, 0x2F
 FMIN_MAX = (0x14, 0x15)  # funct7 of fmin/fmax.s and .d (funct3 0: min, 1: max)
 FMIN_MAX_STAND_IN = 4  # added to funct3: 4 stands for fmin, 5 for fmax (isa.c)
 FENCE_I_FUNCT3 = 1
 FENCE_I_STAND_IN = 0x0000_700F  # MISC-MEM with funct3 7: no instruction, so it traps
 CSR_READS = (2, 3, 6, 7)  # csrrs, csrrc, csrrsi, csrrci: a read when rs1 / uimm is 0
+LR_SC = (2, 3)  # funct5 of lr and sc (funct3 2: .w, 3: .d)
+LR_SC_STAND_IN = 4  # added to funct5: 6 stands for lr, 7 for sc (isa.c, reserve.c)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,8 @@ def trapped(insn: int) -> Trapped | None:
         return Trapped(insn, FENCE_I_STAND_IN)
     if opcode == OP_FP and insn >> 25 in FMIN_MAX and funct3 in (0, 1):
         return Trapped(insn, insn + (FMIN_MAX_STAND_IN << 12), native=True)
+    if opcode == AMO and insn >> 27 in LR_SC and funct3 in (2, 3):
+        return Trapped(insn, insn + (LR_SC_STAND_IN << 27), native=True)
     if opcode == SYSTEM and funct3 in CSR_READS and (insn >> 15) & 0x1F == 0:
         csr = insn >> 20
         if csr in COUNTERS:
@@ -97,7 +106,7 @@ def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = (),
         if offset + 4 > len(code):
             break
         insn = int.from_bytes(code[offset : offset + 4], "little")
-        if (insn & 0x7F) in (SYSTEM, MISC_MEM, OP_FP):
+        if (insn & 0x7F) in (SYSTEM, MISC_MEM, OP_FP, AMO):
             what = trapped(insn)
             if what is not None:
                 found[start + offset] = what

@@ -219,8 +219,8 @@ class Cluster:
         for region in self.regions:
             self.checker.watch(region)
         self.core_count = cores
-        # Each core's lr reservation, as its turns end, where another core (or a Tensix
-        # stand-in, add_agent) may store between a core's lr and its sc (sim/native/reserve.c)
+        # The cores, for lr/sc, where another core (or a Tensix stand-in, add_agent) may store
+        # between a core's lr and its sc (sim/native/reserve.c)
         self.reservations = hooks.Reservations()
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,

@@ -170,8 +170,8 @@ static inline int rounding(Hart *h, int rm) {
 }
 
 /* What running an instruction came to: done, not one the interpreter runs (or illegal),
- * or an access the memory refused (core->refused says which). */
-enum { RAN, NOT_HERE, REFUSED };
+ * an access the memory refused (core->refused says which), or a misaligned lr or sc. */
+enum { RAN, NOT_HERE, REFUSED, MISALIGNED };
 
 static inline uint32_t bits(uint32_t insn, int hi, int lo) { return (insn >> lo) & ((1u << (hi - lo + 1)) - 1); }
 

@@ -54,7 +54,6 @@ typedef int (*emu_start_fn)(void *uc, uint64_t begin, uint64_t until, uint64_t t
 typedef int (*ctl_fn)(void *uc, int control, ...);
 #define UC_CTL_TLB_FLUSH_WRITE ((1 << 30) | 11) /* unicorn.h: UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0) */
 typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
-typedef int (*context_fn)(void *uc, void *context);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
 
@@ -186,10 +185,6 @@ typedef struct { /* what the hooks call on the core's engine */
     ctl_fn ctl;   /* uc_ctl: the TLB's flush (watch.c) */
     emu_start_fn emu_start; /* uc_emu_start: a turn, from the turn loop (sched.c) */
     void *uc;     /* the core's engine, for the turn loop */
-    context_fn context_save;    /* uc_context_save and uc_context_restore, with the core's */
-    context_fn context_restore; /* context: its lr's reservation (reserve.c) */
-    uint8_t *context;
-    int64_t load_res_at;        /* where the engine keeps the reservation in a context (probed) */
 } EngineCalls;
 
 typedef struct { /* the address space, sorted by base */
@@ -317,12 +312,10 @@ typedef struct {
 } Original;
 
 struct Core;
-/* LR/SC across turns (reserve.c): the line each core's last lr reserved, as its last turn
- * ended. A store to that line by another core, or a write to it past the cache, clears the
- * reservation in the core's engine, so that its sc fails, as the A extension says. */
+/* A cluster's cores, for lr/sc (reserve.c): a store to a line another core's lr reserved,
+ * or a write to it past the cache, clears that reservation, so that its sc fails. */
 #define RESERVING_CORES 4
 typedef struct {
-    uint64_t lines[RESERVING_CORES]; /* per core: the reserved address over LINE, plus one (0: none) */
     struct Core *cores[RESERVING_CORES];
 } Reservations;
 
@@ -336,7 +329,9 @@ typedef struct Core {
     Device device;
     Debug debug;
     Profile profile;
-    Reservations *reservations; /* the cluster's, where another core or a stand-in may store (0: none) */
+    uint64_t reserved;          /* the line its last lr reserved, an address over LINE, plus one (0: none) */
+    uint64_t announced;         /* the reservation the other cores' TLBs know of (reserve.c) */
+    Reservations *reservations; /* the cluster's cores, where another core or a stand-in may store (0: none) */
     Original *original;         /* the thread's code as written, where the loader changed it (0: nowhere) */
 } Core;
 
@@ -385,6 +380,8 @@ void original_write(Original *o, uint64_t address, uint64_t size, const uint8_t 
 
 /* reserve.c */
 void reservation_turn_ended(Core *core);
+void reserve(Core *core, uint64_t address);
+int reservation_held(Core *core, uint64_t address);
 int reserved_elsewhere(const Core *core, uint64_t page);
 void reservations_stored(Reservations *r, int64_t by, uint64_t address, uint64_t size);
 typedef struct {

@@ -221,10 +221,6 @@ class EngineCalls(ctypes.Structure):
         ("ctl", ctypes.c_void_p),
         ("emu_start", ctypes.c_void_p),
         ("uc", ctypes.c_void_p),
-        ("context_save", ctypes.c_void_p),
-        ("context_restore", ctypes.c_void_p),
-        ("context", ctypes.c_void_p),
-        ("load_res_at", ctypes.c_int64),
     ]
 
 
@@ -356,9 +352,9 @@ RESERVING_CORES = 4  # hooks.h: a cluster's cores, each with its lr's reservatio
 
 
 class Reservations(ctypes.Structure):
-    """The line each core's lr reserved, as its last turn ended (reserve.c, Reservations)."""
+    """A cluster's cores, for lr/sc (reserve.c, Reservations)."""
 
-    _fields_ = [("lines", ctypes.c_uint64 * RESERVING_CORES), ("cores", ctypes.c_void_p * RESERVING_CORES)]
+    _fields_ = [("cores", ctypes.c_void_p * RESERVING_CORES)]
 
 
 class CoreState(ctypes.Structure):
@@ -374,6 +370,8 @@ class CoreState(ctypes.Structure):
         ("device", Device),
         ("debug", Debug),
         ("profile", Profile),
+        ("reserved", ctypes.c_uint64),
+        ("announced", ctypes.c_uint64),
         ("reservations", ctypes.POINTER(Reservations)),
         ("original", ctypes.POINTER(Original)),
     ]

@@ -209,9 +209,11 @@ enum {
     OP_MULW, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW,
     /* F and D memory */
     OP_FLW, OP_FLD, OP_FSW, OP_FSD,
-    /* A: the AMOs (lr and sc are the engine's: their reservation is its state) */
+    /* A: the AMOs */
     OP_AMO_W, OP_AMO_D,
     OP_OWN, /* the ones below: the engine lacks them */
+    /* lr and sc: the loader's stand-ins for them (sim/isa/stand_in.py; reserve.c) */
+    OP_LR_W, OP_LR_D, OP_SC_W, OP_SC_D,
     /* Zba */
     OP_SH1ADD, OP_SH2ADD, OP_SH3ADD, OP_ADD_UW, OP_SH1ADD_UW, OP_SH2ADD_UW, OP_SH3ADD_UW, OP_SLLI_UW,
     /* Zbb */
@@ -378,6 +380,8 @@ static int decode_op(uint32_t insn) {
     case 0x57: return OP_VECTOR;
     case 0x2F: { /* funct5: add 0, swap 1, (lr 2, sc 3), xor 4, or 8, and 12, min 16, max 20, minu 24, maxu 28 */
         uint32_t f5 = insn >> 27;
+        if (f5 == 6 || f5 == 7) /* lr's and sc's stand-ins: funct5 + 4 (sim/isa/stand_in.py) */
+            return f3 == 2 ? (f5 == 6 ? OP_LR_W : OP_SC_W) : f3 == 3 ? (f5 == 6 ? OP_LR_D : OP_SC_D) : 0;
         if (f5 == 2 || f5 == 3 || (f5 > 1 && (f5 & 3)))
             return 0;
         return f3 == 2 ? OP_AMO_W : f3 == 3 ? OP_AMO_D : 0;
@@ -656,6 +660,25 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
             return NOT_HERE;
         RD(v);
         break;
+    case OP_LR_W: case OP_LR_D: /* the reservation is ours (reserve.c) */
+        a = RS1;
+        if (a & (d->op == OP_LR_W ? 3u : 7u))
+            return MISALIGNED;
+        if (!(d->op == OP_LR_W ? load(h, a, 4, &v) : load(h, a, 8, &v)))
+            return REFUSED;
+        reserve(h->core, a);
+        RD(d->op == OP_LR_W ? w(v) : v);
+        break;
+    case OP_SC_W: case OP_SC_D: {
+        a = RS1;
+        if (a & (d->op == OP_SC_W ? 3u : 7u))
+            return MISALIGNED;
+        int held = reservation_held(h->core, a);
+        if (held && !(d->op == OP_SC_W ? store(h, a, 4, RS2) : store(h, a, 8, RS2)))
+            return REFUSED;
+        RD((uint64_t)!held);
+        break;
+    }
     case OP_ADDI: RD(RS1 + (uint64_t)d->imm); break;
     case OP_SLTI: RD((int64_t)RS1 < d->imm); break;
     case OP_SLTIU: RD(RS1 < (uint64_t)d->imm); break;
@@ -1055,11 +1078,12 @@ void isa_trap(void *uc, uint32_t number, Core *core) {
         core->isa.on_trap(number);
         return;
     }
-    if (done == REFUSED) { /* flh or fsh: the fault is a load's or a store's */
+    if (done == REFUSED || done == MISALIGNED) { /* flh, fsh, lr, sc: a load's or a store's fault */
         if (h.engine_pc_moved)
             core->isa.reg_write(uc, UC_REG_PC, &reported);
         core->isa.python_calls++;
-        core->isa.on_trap(d->op == OP_FSH || d->op == OP_VSTORE ? 7 : 5);
+        int store = d->op == OP_FSH || d->op == OP_VSTORE || d->op == OP_SC_W || d->op == OP_SC_D;
+        core->isa.on_trap(done == MISALIGNED ? (store ? 6 : 4) : store ? 7 : 5);
         return;
     }
     core->isa.traps++;

@@ -1,43 +1,45 @@
-/* reserve.c: lr/sc across turns. The engine keeps a core's reservation (the address its
- * last lr read) in its own state and checks only that address at sc, then the value: so a
- * store by another core between the two, of the same value (A-B-A), went unseen, and the
- * sc succeeded. The A extension: "The SC must fail if a store to the reservation set from
- * another hart can be observed to occur between the LR and SC."
+/* reserve.c: lr and sc, across turns. The engine's own lr/sc keep a reservation of one
+ * address and, at the sc, compare the memory's value with what the lr read: a store by
+ * another core between the two of the same value (A-B-A: 99, then 5 back) went unseen, and
+ * the sc succeeded. The A extension: "The SC must fail if a store to the reservation set
+ * from another hart can be observed to occur between the LR and SC."
  *
- * Between a core's lr and its sc, another participant can store only at a turn's switch.
- * So as each turn ends, the core's reservation is read from its engine (a context save:
- * the engine keeps it nowhere else we can read) and kept here, a line (the reservation
- * set, 64 bytes). While a core holds one, every other core reaches the page of that line
- * an access at a time (fill.c maps it at its watch alias, a device: watch.c for a region's
- * page, span_device_* below for the image's, a stack's or the heap's), and a store there
- * that touches the line clears the reservation in the holder's engine. So does a Tensix
- * stand-in's noc.write and an uncached store to the line (reservations_stored, BY -1 or
- * the storing core). A turn switch alone clears nothing.
+ * So lr and sc run here (the loader puts a stand-in the engine traps on in their place:
+ * sim/isa/stand_in.py; isa.c runs it), and a core's reservation is ours: the line, 64
+ * bytes (the reservation set; the card's documents do not say its size, and a cache-based
+ * core keeps it per line), that its last lr read. Another participant can store only at a
+ * turn's switch: as each turn ends, a core that holds a new reservation makes the other
+ * cores' accesses to its page come through the fill hook again, which maps the page at
+ * its watch alias for them (a device: watch.c for a region's page, span_device_* below for
+ * the image's, a stack's or the heap's), and a store there that touches the line clears
+ * the reservation. So does a Tensix stand-in's noc.write and another core's uncached store
+ * to the line (reservations_stored, BY -1 or the storing core). A turn switch alone clears
+ * nothing, nor does the holder's own store; its sc clears it, as any sc does.
  *
  * The same device serves the pages of code the loader changed (code.c): a load there reads
  * the code as the compiler wrote it, a store writes it so. */
 #include "hooks.h"
 
-#define NO_RESERVATION (~0ull)
-
-static uint64_t *reservation_in(const Core *core) {
-    return (uint64_t *)(core->engine.context + core->engine.load_res_at);
+/* CORE's lr of ADDRESS: the line is its reservation now. */
+void reserve(Core *core, uint64_t address) {
+    core->reserved = address / LINE + 1;
 }
 
-/* CORE's turn ended: keep the line its lr reserved. A new one makes every other core's
+/* CORE's sc of ADDRESS: whether its reservation holds that line; either way, it is gone. */
+int reservation_held(Core *core, uint64_t address) {
+    int held = core->reserved && core->reserved == address / LINE + 1;
+    core->reserved = 0;
+    return held;
+}
+
+/* CORE's turn ended: a reservation the other cores' TLBs do not know of yet makes their
  * accesses to its page come through the fill hook again, to be watched there. */
 void reservation_turn_ended(Core *core) {
+    if (core->reserved == core->announced)
+        return;
+    core->announced = core->reserved;
     Reservations *r = core->reservations;
-    if (!r || !core->engine.context)
-        return;
-    void *uc = core->engine.uc;
-    core->engine.context_save(uc, core->engine.context);
-    uint64_t held = *reservation_in(core), line = held == NO_RESERVATION ? 0 : held / LINE + 1;
-    int64_t me = core->engine.core;
-    if (r->lines[me] == line)
-        return;
-    r->lines[me] = line;
-    if (!line)
+    if (!core->reserved || !r)
         return;
     for (int i = 0; i < RESERVING_CORES; i++) {
         Core *other = r->cores[i];
@@ -53,28 +55,26 @@ int reserved_elsewhere(const Core *core, uint64_t page) {
     const Reservations *r = core->reservations;
     if (!r)
         return 0;
-    for (int i = 0; i < RESERVING_CORES; i++)
-        if (r->lines[i] && i != core->engine.core && (r->lines[i] - 1) * LINE / PAGE == page / PAGE)
+    for (int i = 0; i < RESERVING_CORES; i++) {
+        const Core *other = r->cores[i];
+        if (other && other != core && other->reserved && (other->reserved - 1) * LINE / PAGE == page / PAGE)
             return 1;
+    }
     return 0;
 }
 
 /* SIZE bytes at ADDRESS (a cached-window address) were written by core BY (-1: past the
- * cores, a stand-in's noc.write): every other core's reservation of a line they touch is
- * cleared in its engine, which is not running (the cores of a cluster take turns). */
+ * cores, a stand-in's noc.write): every other core's reservation of a line they touch ends
+ * (and its TLBs' knowledge of it: a new one is announced again). */
 void reservations_stored(Reservations *r, int64_t by, uint64_t address, uint64_t size) {
     if (!r || !size)
         return;
     uint64_t first = address / LINE + 1, last = (address + size - 1) / LINE + 1;
     for (int i = 0; i < RESERVING_CORES; i++) {
         Core *holder = r->cores[i];
-        if (i == by || !r->lines[i] || r->lines[i] < first || r->lines[i] > last || !holder || !holder->engine.context)
+        if (i == by || !holder || !holder->reserved || holder->reserved < first || holder->reserved > last)
             continue;
-        void *uc = holder->engine.uc;
-        holder->engine.context_save(uc, holder->engine.context);
-        *reservation_in(holder) = NO_RESERVATION;
-        holder->engine.context_restore(uc, holder->engine.context);
-        r->lines[i] = 0;
+        holder->reserved = holder->announced = 0;
     }
 }
 

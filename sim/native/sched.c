@@ -23,8 +23,8 @@
  * the rest of a turn the interpreter cannot run, a stop from outside. Python then chooses
  * the ready cores again and calls the loop anew.
  *
- * As each turn ends, the core's lr reservation is kept (reserve.c), so that a store of
- * another's before its sc is seen. */
+ * As each turn ends, a new lr reservation of the core's is announced to the other cores
+ * (reserve.c), so that a store of theirs to its line before its sc is seen. */
 #include "hooks.h"
 
 #define MT_M 397

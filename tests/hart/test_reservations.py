@@ -117,3 +117,28 @@ def test_an_lr_sc_counter_on_four_cores_counts_every_increment(tmp_path, session
         finally:
             run.stop()
     assert int(result.words[0]) == 4 * 300
+
+
+MISALIGNED_LR = """
+#include "kmx.h"
+static uint64_t words[2];
+int kmx_main(int core) {
+    (void)core;
+    uint64_t seen;
+    __asm__ volatile("lr.w %0, (%1)" : "=r"(seen) : "r"((char*)words + 2) : "memory");
+    return (int)seen;
+}
+"""
+
+
+def test_a_misaligned_lr_is_the_atomics_fault_at_its_line(tmp_path):
+    program = program_for(MISALIGNED_LR, tmp_path)
+    with km.Session() as s:
+        run = s.load(program)
+        try:
+            with pytest.raises(km.ThreadFault) as caught:
+                run.thread_result(timeout=600)
+        finally:
+            run.stop()
+    assert caught.value.line == 7
+    assert "a misaligned atomic access to" in caught.value.cause and "multiple of their size, 4 bytes" in caught.value.cause
