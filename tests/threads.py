@@ -25,9 +25,10 @@ def program_for(source: str | Path, tmp_path: Path, *, cluster: int = 1, regions
     return program
 
 
-def run_to_end(program: km.Program, timeout: float = 30.0):
-    """Load, take the final result, stop. Returns (result, run)."""
-    with km.Session() as session:
+def run_to_end(program: km.Program, timeout: float = 30.0, **session_options):
+    """Load (in a km.Session of SESSION_OPTIONS), take the final result, stop. Returns
+    (result, run)."""
+    with km.Session(**session_options) as session:
         run = session.load(program)
         try:
             result = run.thread_result(timeout=timeout)

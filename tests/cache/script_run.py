@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import komorebi as km
-from tests.threads import THREADS
+from tests.threads import THREADS, run_to_end
 
 LINE, PAGE = 64, 4096
 STALE = 0xA5
@@ -168,12 +168,7 @@ def simulate(steps: list[Step], initial: np.ndarray, tmp_path: Path, **session) 
         program.noc_agent("tensix", agent, cluster=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", km.CoherenceWarning)
-        with km.Session(**session) as s:
-            run = s.load(program)
-            try:
-                result = run.thread_result(timeout=600)
-            finally:
-                run.stop()
+        result, run = run_to_end(program, 600, **session)
     assert result.code == 0
     if syncs:
         assert run.agent("tensix").error is None, run.agent("tensix").error

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.threads import program_for
+from tests.threads import program_for, run_to_end
 
 NOTHING, SAME_VALUE, LOAD, NEXT_LINE, VECTOR = range(5)
 GLOBAL, HEAP, STACK, REGION = range(4)
@@ -20,12 +20,7 @@ SCHEDULES = [{}, {"quantum": 1}, {"schedule_seed": 3}]
 def sc(tmp_path, what: int, where: int = GLOBAL, **session) -> tuple[bool, int]:
     """(whether core 0's sc failed, the word after)."""
     program = program_for("reserved.c", tmp_path, cores=2, words=[what, where], regions={"data": 4096})
-    with km.Session(**session) as s:
-        run = s.load(program)
-        try:
-            result = run.thread_result(timeout=600)
-        finally:
-            run.stop()
+    result, _ = run_to_end(program, 600, **session)
     return bool(result.words[0]), int(result.words[1])
 
 
@@ -77,12 +72,7 @@ int kmx_main(int core) {
 
     program = program_for(source, tmp_path, regions={"data": np.uint64([5, 0]), "flags": 64})
     program.noc_agent("tensix", tensix, cluster=1)
-    with km.Session() as s:
-        run = s.load(program)
-        try:
-            result = run.thread_result(timeout=600)
-        finally:
-            run.stop()
+    result, run = run_to_end(program, 600)
     assert run.agent("tensix").error is None
     assert int(result.words[0]) == 1
 
@@ -109,13 +99,7 @@ int kmx_main(int core) {
 
 @pytest.mark.parametrize("session", SCHEDULES, ids=["default turns", "quantum 1", "seed 3"])
 def test_an_lr_sc_counter_on_four_cores_counts_every_increment(tmp_path, session):
-    program = program_for(COUNTER, tmp_path, cores=4)
-    with km.Session(**session) as s:
-        run = s.load(program)
-        try:
-            result = run.thread_result(timeout=600)
-        finally:
-            run.stop()
+    result, _ = run_to_end(program_for(COUNTER, tmp_path, cores=4), 600, **session)
     assert int(result.words[0]) == 4 * 300
 
 
@@ -132,13 +116,7 @@ int kmx_main(int core) {
 
 
 def test_a_misaligned_lr_is_the_atomics_fault_at_its_line(tmp_path):
-    program = program_for(MISALIGNED_LR, tmp_path)
-    with km.Session() as s:
-        run = s.load(program)
-        try:
-            with pytest.raises(km.ThreadFault) as caught:
-                run.thread_result(timeout=600)
-        finally:
-            run.stop()
+    with pytest.raises(km.ThreadFault) as caught:
+        run_to_end(program_for(MISALIGNED_LR, tmp_path), 600)
     assert caught.value.line == 7
     assert "a misaligned atomic access to" in caught.value.cause and "multiple of their size, 4 bytes" in caught.value.cause

@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
-import komorebi as km
 from tests import qemu
 from tests.isa.test_vs_qemu_vector import QEMU_CPU
-from tests.threads import machine_cluster, program_for
+from tests.threads import machine_cluster, program_for, run_to_end
 
 SH1ADD_A0_A0_A1 = 0x20B52533
 ADD_A0_A0_A1 = 0x00B50533
 
 
 def run(tmp_path, source="code_as_data.c", words=(0,)):
-    program = program_for(source, tmp_path, words=words)
-    with km.Session() as s:
-        loaded = s.load(program)
-        try:
-            result = loaded.thread_result(timeout=600)
-        finally:
-            loaded.stop()
-    return result, loaded
+    return run_to_end(program_for(source, tmp_path, words=words), 600)
 
 
 def test_a_copied_function_runs_after_fence_i_and_the_code_reads_as_compiled(tmp_path):

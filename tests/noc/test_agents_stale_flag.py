@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 import komorebi as km
-from tests.threads import program_for
+from tests.threads import program_for, run_to_end
 
 WAITS = r"""
 #include "kmx.h"
@@ -38,12 +38,7 @@ def test_a_loop_that_waits_on_a_stale_flag_is_told_to_invalidate_inside_it(tmp_p
     program.noc_agent("tensix", raise_flag, cluster=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", km.CoherenceWarning)
-        with km.Session() as s:
-            run = s.load(program)
-            try:
-                result = run.thread_result(timeout=600)
-            finally:
-                run.stop()
+        result, run = run_to_end(program, 600)
     assert int(result.words[0]) == 0  # it never saw the flag
     [finding] = [f for f in run.findings if f.kind == "stale-read"]
     assert finding.region == "flag" and finding.agent == "tensix" and finding.line == 11  # (the loop's read)
