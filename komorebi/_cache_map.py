@@ -74,11 +74,9 @@ def _by_cluster(pictures: Iterable[RegionPicture], findings: Iterable) -> list[t
 def _finding(finding) -> str:
     """A finding in one short line: the file by its name, not its whole path."""
     where = f"{Path(finding.file).name}:{finding.line}" if finding.file else "(no source line)"
-    numbers = sorted({n for n, _, _ in finding.cores}) or [finding.core]
-    cores = f"core {numbers[0]}" if len(numbers) == 1 else "cores " + ", ".join(map(str, numbers))
     return (
         f"{finding.kind} in region {finding.region!r} (bytes {finding.start} to "
-        f"{finding.end - 1}) at {where}, {cores}"
+        f"{finding.end - 1}) at {where}, {finding.named_cores}"
     )
 
 

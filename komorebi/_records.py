@@ -118,6 +118,15 @@ class Output:
     host_error: BaseException | None = None
 
 
+def named_cores(numbers) -> str:
+    """Cores in words: "core 0", "cores 0 and 2", "cores 0, 1, 2 and 3" (a finding's)."""
+    numbers = sorted(numbers)
+    if len(numbers) == 1:
+        return f"core {numbers[0]}"
+    listed = [str(n) for n in numbers]
+    return "cores " + ", ".join(listed[:-1]) + f" and {listed[-1]}"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One coherence mistake of a thread: what, where in the region, where in the source.
@@ -163,10 +172,13 @@ class Finding:
 
     def __repr__(self) -> str:
         place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}" if self.file else "no source line"
-        numbers = sorted({n for n, _, _ in self.cores}) or [self.core]
-        cores = f"core {numbers[0]}" if len(numbers) == 1 else "cores " + ", ".join(map(str, numbers))
         return (f"Finding({self.kind} in region {self.region!r}, bytes {self.start} to {self.end - 1}, at {place}, "
-                f"{cores} of cluster {self.cluster})")
+                f"{self.named_cores} of cluster {self.cluster})")
+
+    @property
+    def named_cores(self) -> str:
+        """The cores that made the mistake, in words: "core 0", "cores 0, 1 and 3"."""
+        return named_cores({n for n, _, _ in self.cores} or {self.core})
 
 
 class LineState(IntEnum):

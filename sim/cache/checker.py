@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
-from ..._records import Finding  # (km.Finding: the checker's findings are the API's, as they are)
+from ..._records import Finding, named_cores  # (km.Finding: the checker's findings are the API's, as they are)
 from ..layout import CORES_PER_CLUSTER, LINE, PAGE, UNCACHED_OFFSET
 from ..native import hooks
 from . import registers
@@ -71,10 +71,7 @@ def _and(parts: list[str]) -> str:
 
 def _who(cores: dict[int, tuple[int, int]], default: str = "the thread") -> str:
     """The cores of a finding, in words: "core 0", "cores 0 and 2" (DEFAULT: none known)."""
-    numbers = sorted(cores)
-    if not numbers:
-        return default
-    return f"core {numbers[0]}" if len(numbers) == 1 else "cores " + _and([str(n) for n in numbers])
+    return named_cores(cores) if cores else default
 
 
 def _each(cores: dict[int, tuple[int, int]], size: int) -> str:

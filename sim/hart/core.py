@@ -171,6 +171,7 @@ class Core:
             emu_stop=engines.C_EMU_STOP, core=number, ctl=engines.C_CTL,
             emu_start=engines.C_EMU_START, uc=self.engine.handle,
         ))
+        self._reserving = False  # (one of its cluster's cores for lr/sc: reserve_in)
         if context.reservations is not None:
             self.reserve_in(context.reservations)
         if context.original is not None:
@@ -208,6 +209,13 @@ class Core:
         stores clear theirs (sim/native/reserve.c)."""
         self.native.reservations = ctypes.pointer(reservations)
         reservations.cores[self.number] = ctypes.addressof(self.native)
+        self._reserving = True
+
+    def stored(self, address: int, size: int) -> None:
+        """Python stored SIZE bytes at ADDRESS on this core's behalf (a kmx call, a system
+        call, gdb): another core's lr reservation of those bytes ends (sim/native/reserve.c)."""
+        if self._reserving:
+            hooks.library().reservations_stored(self.native.reservations, self.number, address, size)
 
     def native_arguments(self) -> tuple[object, int] | tuple[None, None]:
         """What the native hooks' region_access takes for this core: its state and its engine
@@ -303,7 +311,7 @@ class Core:
             raise fault from None
         finally:
             native.turn.budget_on = 0
-            if native.reserved != native.announced:  # (a new lr reservation, as the turn ends: reserve.c)
+            if self._reserving:  # (its lr reservation, as the turn ends: reserve.c)
                 hooks.library().reservation_turn_ended(ctypes.byref(native))
             if self._peek_wanted and self.engine is not None:  # (asked during a turn of some length: `place`)
                 self.answer_peek()

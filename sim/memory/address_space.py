@@ -40,6 +40,13 @@ class Lines(Protocol):
     def touch(self, offset: int, size: int, write: bool, core=None) -> None: ...
 
 
+class Writer(Protocol):
+    """A core as a store of Python's on its behalf reaches it (sim.hart.core.Core is one):
+    another core's lr reservation of the bytes ends (sim/native/reserve.c)."""
+
+    def stored(self, address: int, size: int) -> None: ...
+
+
 class Code(Protocol):
     """The image's code as the thread wrote it, where the loader changed the engine's copy
     (sim.image.original.Original is one): what a read or a write on the thread's behalf reaches."""
@@ -150,12 +157,15 @@ class AddressSpace:
         data = span.array[offset : offset + size].tobytes()
         return data if span.code is None else span.code.as_written(offset, data)
 
-    def write(self, address: int, data: bytes, core=None) -> None:
+    def write(self, address: int, data: bytes, core: "Writer | None" = None) -> None:
         """Store DATA as CORE (a sim.hart.core.Core, making a kmx call) would: the cache model
-        remembers where the thread was for a first write."""
+        remembers where the thread was for a first write, and another core's lr reservation
+        of those bytes ends."""
         span = self._span_for(address, len(data))
         offset = address - span.base
         self._through_cache(span, offset, len(data), True, core)
+        if core is not None:
+            core.stored(address, len(data))
         if span.code is not None:
             span.code.write(offset, data)
         else:

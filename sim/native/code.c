@@ -8,8 +8,10 @@
  * span device calls here; the interpreter too), and a store writes both copies: the
  * engine's takes the thread's bytes, and an instruction the loader changed that the store
  * touches goes back to what the thread's memory holds, which then runs as it is (in C, or
- * as the engine's, after the thread's fence.i). The stub area is the loader's: a store
- * there is kept for the thread's loads, and the stubs run on. */
+ * as the engine's, after the thread's fence.i: a Zba or Zbb instruction in C; a fence.i,
+ * a counter's read, an lr or an sc written there is the engine's own, as in code the thread
+ * writes elsewhere at run time). The stub area is the loader's: a store there is kept for
+ * the thread's loads, and the stubs run on. */
 #include "hooks.h"
 
 int original_changed(const Original *o, uint64_t address) {

@@ -125,8 +125,8 @@ static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, 
     case ROUTE_UNCACHED: /* a region's span is a device there (watch.c); the rest is not */
         if (type == UC_MEM_FETCH) /* cached by the simulator at all */
             goto refuse;
-        if (span->kind != SPAN_REGION)
-            entry->paddr = to.cached & ~(uint64_t)(PAGE - 1);
+        if (span->kind != SPAN_REGION) /* (the cached page, or its watch alias for another's lr: reserve.c) */
+            entry->paddr = (to.cached & ~(uint64_t)(PAGE - 1)) + (reserved_elsewhere(core, to.cached) ? WATCH_ALIAS : 0);
         return 1;
     case ROUTE_SPAN:
         break;

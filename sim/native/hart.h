@@ -91,7 +91,8 @@ typedef struct {
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
     uint32_t page_generation, code_generation;
     Region *watched;        /* the watched page host_miss last met (watch.c; 0: no region's), */
-    uint8_t *watched_host;  /* (no region's: its span's memory, reserve.c) */
+    uint8_t *watched_host;  /* (no region's: its span's memory, reserve.c, */
+    uint64_t watched_delta; /* and the cached address less the address, uncached or not) */
     uint64_t watched_base;  /* its span's address, */
     int watched_uncached;   /* and whether it is the region's uncached alias */
 } Hart;

@@ -330,6 +330,7 @@ typedef struct Core {
     Debug debug;
     Profile profile;
     uint64_t reserved;          /* the line its last lr reserved, an address over LINE, plus one (0: none) */
+    uint64_t reserved_at;       /* its instruction count at that lr */
     uint64_t announced;         /* the reservation the other cores' TLBs know of (reserve.c) */
     Reservations *reservations; /* the cluster's cores, where another core or a stand-in may store (0: none) */
     Original *original;         /* the thread's code as written, where the loader changed it (0: nowhere) */

@@ -348,7 +348,7 @@ class Original(ctypes.Structure):
     ]
 
 
-RESERVING_CORES = 4  # hooks.h: a cluster's cores, each with its lr's reservation (reserve.c)
+RESERVING_CORES = layout.CORES_PER_CLUSTER  # hooks.h: a cluster's cores, for lr and sc (reserve.c)
 
 
 class Reservations(ctypes.Structure):
@@ -371,6 +371,7 @@ class CoreState(ctypes.Structure):
         ("debug", Debug),
         ("profile", Profile),
         ("reserved", ctypes.c_uint64),
+        ("reserved_at", ctypes.c_uint64),
         ("announced", ctypes.c_uint64),
         ("reservations", ctypes.POINTER(Reservations)),
         ("original", ctypes.POINTER(Original)),

@@ -95,6 +95,7 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
             h->watched = 0;
             h->watched_host = to.span->host;
             h->watched_base = to.span->base;
+            h->watched_delta = (to.cached & ~(uint64_t)(PAGE - 1)) - page; /* (ADDRESS's alias: uncached, or none) */
             h->watched_uncached = 0;
             return WATCHED;
         }
@@ -129,7 +130,7 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
 __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, uint64_t *value) {
     uint64_t offset = address - h->watched_base, v = 0;
     if (!h->watched) { /* a page of no region's: another's reservation, or changed code (reserve.c) */
-        *value = span_load(h->core, h->watched_host, h->watched_base, offset, (unsigned)size);
+        *value = span_load(h->core, h->watched_host, h->watched_base, offset + h->watched_delta, (unsigned)size);
         return 1;
     }
     if (h->watched_uncached) {
@@ -147,7 +148,7 @@ __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, 
 __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size, uint64_t value) {
     uint64_t offset = address - h->watched_base;
     if (!h->watched) { /* a page of no region's: another's reservation, or changed code (reserve.c) */
-        span_store(h->core, h->watched_host, h->watched_base, offset, (unsigned)size, value);
+        span_store(h->core, h->watched_host, h->watched_base, offset + h->watched_delta, (unsigned)size, value);
         return 1;
     }
     if (h->watched_uncached) {

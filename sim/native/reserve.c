@@ -14,15 +14,24 @@
  * the image's, a stack's or the heap's), and a store there that touches the line clears
  * the reservation. So does a Tensix stand-in's noc.write and another core's uncached store
  * to the line (reservations_stored, BY -1 or the storing core). A turn switch alone clears
- * nothing, nor does the holder's own store; its sc clears it, as any sc does.
+ * nothing, nor does the holder's own store; its sc clears it, as any sc does. A reservation
+ * the holder has run LIFETIME instructions past is dropped as its turn ends: one that an lr
+ * left behind (a failed compare-and-swap jumps past its sc) would keep the other cores'
+ * accesses to its page watched for ever. The A extension promises an sc success only to a
+ * constrained lr/sc loop (16 instructions at most, lr to sc), and lets an implementation
+ * drop a reservation for any other reason; this one keeps it long enough for an lr, a wait
+ * of a few turns for another core, and the sc.
  *
  * The same device serves the pages of code the loader changed (code.c): a load there reads
  * the code as the compiler wrote it, a store writes it so. */
 #include "hooks.h"
 
+#define LIFETIME 65536 /* the holder's instructions a reservation lasts at most (a choice: see the top) */
+
 /* CORE's lr of ADDRESS: the line is its reservation now. */
 void reserve(Core *core, uint64_t address) {
     core->reserved = address / LINE + 1;
+    core->reserved_at = core->turn.cycles;
 }
 
 /* CORE's sc of ADDRESS: whether its reservation holds that line; either way, it is gone. */
@@ -33,13 +42,16 @@ int reservation_held(Core *core, uint64_t address) {
 }
 
 /* CORE's turn ended: a reservation the other cores' TLBs do not know of yet makes their
- * accesses to its page come through the fill hook again, to be watched there. */
+ * accesses to its page come through the fill hook again, to be watched there; one they
+ * knew of and that is gone lets them map the page plainly again. */
 void reservation_turn_ended(Core *core) {
+    if (core->reserved && core->turn.cycles - core->reserved_at >= LIFETIME)
+        core->reserved = 0;
     if (core->reserved == core->announced)
         return;
     core->announced = core->reserved;
     Reservations *r = core->reservations;
-    if (!core->reserved || !r)
+    if (!r)
         return;
     for (int i = 0; i < RESERVING_CORES; i++) {
         Core *other = r->cores[i];

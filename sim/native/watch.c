@@ -146,7 +146,10 @@ void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
         if (r->tile)
             tile_touch(r, core, line, 1);
-        if (r->dirty_mask) /* (a store of the line's own bytes too, as on a card) */
+        /* dirty, whatever it stores, as on a card: where lines are known, or a stale line
+         * (strict mode), which a page-level compare could take for clean; a page watched
+         * for another reason keeps the documented rule (a store of a line's own bytes is clean) */
+        if (r->lines_known || (r->stale[page] && r->fresh && r->fresh[line] != FULL))
             r->dirty_mask[page] |= 1ull << (line % LINES_PER_PAGE);
         if (r->lines_known) {
             touched(r, page, line, 1);

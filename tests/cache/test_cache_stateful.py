@@ -5,8 +5,8 @@ every step compares DRAM, what a core reads, the lines each operation reported, 
 checker's events (stale reads, stale bytes written back: those not written since the line was stale).
 
 The reference keeps, for each cached line, its bytes and its bytes when it was last clean;
-a line is dirty when the two differ, or when a store to it was seen since (strict mode
-watches a page while a line of it holds stale bytes the thread has not written over). That
+a line is dirty when the two differ, or when a store to it was seen since while it still
+held stale bytes the thread had not written over (strict mode watches such a line). That
 is the model's documented rule (a store of a line's own bytes on the fast path leaves it
 clean), said the simplest way.
 """
@@ -64,14 +64,7 @@ class Reference:
             out.append(self._line(address // LINE)[0][address % LINE])
         return bytes(out)
 
-    def _watched(self, page: int) -> bool:
-        """Strict mode watches a page while a line of it holds stale bytes the thread has not
-        written over (sim/native/watch.c): its stores are seen."""
-        lines = [self.lines.get(line) for line in range(page * PAGE // LINE, (page + 1) * PAGE // LINE)]
-        return any(entry is not None and entry[2] and entry[3] != (1 << LINE) - 1 for entry in lines)
-
     def write(self, offset: int, data: bytes) -> None:
-        watched = {page for page in range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1) if self._watched(page)}
         for page in range(offset // PAGE, (offset + len(data) - 1) // PAGE + 1):
             self.written_pages.add(page)
         for i, value in enumerate(data):
@@ -80,8 +73,9 @@ class Reference:
             line = bytearray(entry[0])
             line[address % LINE] = value
             entry[0] = bytes(line)
+            # (a store to a line that still holds stale bytes is seen: dirty, whatever it stores)
+            entry[4] = entry[4] or (entry[2] and entry[3] != (1 << LINE) - 1)
             entry[3] |= 1 << address % LINE
-            entry[4] = entry[4] or address // PAGE in watched
 
     def dirty(self) -> list[int]:
         return sorted(line for line, (now, clean, _, _, seen) in self.lines.items() if now != clean or seen)

@@ -41,7 +41,7 @@ from tests.cache.script_run import (
 )
 
 PAGES = 2
-INITIAL = (np.arange(PAGES * PAGE) * 7 % 251).astype(np.uint8)  # (no byte is the stale 0xA5's neighbour's)
+INITIAL = (np.arange(PAGES * PAGE) * 7 % 251).astype(np.uint8)  # (bytes that differ from line to line)
 # Lines where things collide: each page's first, second and last, and one in between.
 LINES = [0, 1, 4, 63, 64, 65, 100, 127]
 lines = st.sampled_from(LINES)

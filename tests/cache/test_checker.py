@@ -245,7 +245,7 @@ def test_every_core_that_left_its_writes_unflushed_is_named_with_its_bytes(tmp_p
     assert finding.message.startswith(
         "cores 0, 1, 2 and 3 wrote region 'prefix' (all 32768 bytes: core 0 bytes 0 to 8191, core 1 bytes 8192 to "
         "16383, core 2 bytes 16384 to 24575 and core 3 bytes 24576 to 32767) at line 9, and the lines were still dirty")
-    assert "cores 0, 1, 2, 3 of cluster 1" in repr(finding)
+    assert "cores 0, 1, 2 and 3 of cluster 1" in repr(finding)
 
 
 QUARTERS = r"""

@@ -120,3 +120,67 @@ def test_a_misaligned_lr_is_the_atomics_fault_at_its_line(tmp_path):
         run_to_end(program_for(MISALIGNED_LR, tmp_path), 600)
     assert caught.value.line == 7
     assert "a misaligned atomic access to" in caught.value.cause and "multiple of their size, 4 bytes" in caught.value.cause
+
+
+PYTHON_STORES = """
+#include <time.h>
+#include "kmx.h"
+static volatile uint64_t words[8] __attribute__((aligned(64))) = {5};
+static volatile uint32_t reserved, done;
+int kmx_main(int core) {
+    if (core == 0) {
+        uint64_t seen, failed;
+        __asm__ volatile("lr.d %0, (%1)" : "=r"(seen) : "r"(words) : "memory");
+        reserved = 1;
+        while (!done)
+            ;
+        __asm__ volatile("sc.d %0, %2, (%1)" : "=r"(failed) : "r"(words), "r"(seen + 1) : "memory");
+        uint32_t out[1] = {(uint32_t)failed};
+        kmx_result(0, out, 1);
+    } else {
+        while (!reserved)
+            ;
+        if (kmx_word(0)) /* a store through the uncached alias */
+            *(volatile uint64_t*)((uintptr_t)words - 0x400000000000ull) = 0;
+        else /* a system call's store, on core 1's behalf */
+            clock_gettime(CLOCK_MONOTONIC, (struct timespec*)(void*)words);
+        done = 1;
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["a system call", "the uncached alias"])
+def test_a_store_on_another_cores_behalf_or_past_the_cache_fails_the_sc(tmp_path, how):
+    program = program_for(PYTHON_STORES, tmp_path, cores=2, words=[int(how == "the uncached alias")])
+    result, _ = run_to_end(program, 600, quantum=1)
+    assert int(result.words[0]) == 1
+
+
+FAILED_CAS = """
+#include "kmx.h"
+static volatile uint64_t lock = 1, sink;
+int kmx_main(int core) {
+    if (core == 0) {
+        uint64_t seen;
+        __asm__ volatile("lr.d %0, (%1)" : "=r"(seen) : "r"(&lock) : "memory");
+        /* (a compare-and-swap that finds 1, not 0, jumps past its sc) */
+    }
+    for (int i = 0; i < 100000; i++) /* (a volatile's load and store each time: 400,000 and more) */
+        sink = sink + 1;
+    kmx_barrier();
+    return 0;
+}
+"""
+
+
+def test_a_reservation_left_behind_is_dropped_after_its_lifetime(tmp_path):
+    """A failed compare-and-swap leaves its lr's reservation; 65,536 of the holder's
+    instructions later it is dropped as a turn ends, so that the other cores' accesses to
+    its page are not watched for ever (sim/native/reserve.c)."""
+    from tests.threads import machine_cluster
+
+    result, run = run_to_end(program_for(FAILED_CAS, tmp_path, cores=2), 600, quantum=100)
+    assert result.code == 0
+    assert machine_cluster(run, 1).cores[0].native.reserved == 0
