@@ -8,14 +8,15 @@ has komorebi-sim installed has it (docs/your-project.md):
   arguments.
 - `--km-strict`: every `km_session` is a strict-mode session (a marker's coherence too).
 - `--km-findings=error`: a test whose runs had any coherence finding fails, with each
-  finding's text (file, line, what to do). (`warn`, the default, leaves them as
-  km.CoherenceWarning warnings.)
+  finding's text (file, line, what to do); a test that failed first (its own assert) keeps
+  its failure, and the findings' text is in the report beside it. (`warn`, the default,
+  leaves them as km.CoherenceWarning warnings.)
 - `--km-seeds=N`: each test that uses `km_session` runs N times, under schedule_seed 0 to
   N-1, each its own test with `km-seed-K` in its id (a marker's schedule_seed pins one).
 - `--km-artifacts=DIR`: where a failing test's story is saved, in a folder named after
   the test (its id as a file name, cut, and a short hash of the whole id): each thread's
-  fault with its backtrace and its output, the findings, `cache_report()` and the cache
-  map (SVG). The default is `km-artifacts` under pytest's temporary folder (`--basetemp`).
+  output and, for a thread that faulted, its fault with its backtrace; the findings,
+  `cache_report()` and the cache map (SVG). The default is `km-artifacts` under pytest's temporary folder (`--basetemp`).
 - `--km-progress`: print the simulator's progress lines (a long build's start and end,
   sim.build.toolchain), which the plugin otherwise keeps quiet (KMX_PROGRESS=0, unless
   KMX_PROGRESS is set).
@@ -140,13 +141,22 @@ class _Recorder:
 
         session.load = recording_load  # (the session's own attribute: this test's only)
 
-    def stop_all(self) -> list[km.Finding]:
-        """Stop every run (findings are complete then); their findings."""
+    def stop_all(self) -> tuple[list[km.Finding], Exception | None]:
+        """Stop every run (findings are complete then): their findings, and the first error
+        a stop raised. A stop that raises (a CoherenceWarning the project makes an error)
+        has stopped its run all the same: its findings are kept, and the other runs stopped."""
         findings: list[km.Finding] = []
+        first: Exception | None = None
         for run in self.runs:
-            run.stop()  # (a run the test did not stop issues its CoherenceWarnings now)
-            findings.extend(run.findings)
-        return findings
+            try:
+                run.stop()  # (a run the test did not stop issues its CoherenceWarnings now)
+            except Exception as error:  # noqa: BLE001 - the test fails with it (pytest_runtest_call)
+                first = first or error
+            try:
+                findings.extend(run.findings)
+            except Exception as error:  # noqa: BLE001
+                first = first or error
+        return findings, first
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -156,26 +166,30 @@ def pytest_runtest_call(item: pytest.Item):
     if recorder is None:
         return
     failed = outcome.excinfo is not None
-    try:
-        findings = recorder.stop_all()
-    except Exception as error:  # noqa: BLE001 - a run that cannot stop fails the test
-        if not failed:
-            outcome.force_exception(error)
-        failed, findings = True, []
-    if not failed and findings and item.config.getoption("--km-findings") == "error":
-        text = "\n".join(f"  {finding}" for finding in findings)
+    findings, error = recorder.stop_all()
+    told = []  # the komorebi section of the failure's report
+    if findings and item.config.getoption("--km-findings") == "error":
         count = len(findings)
-        outcome.force_exception(pytest.fail.Exception(
-            f"{count} coherence finding{'s' if count != 1 else ''} (--km-findings=error):\n{text}", pytrace=False))
+        text = f"{count} coherence finding{'s' if count != 1 else ''} (--km-findings=error):\n" + "\n".join(
+            f"  {finding}" for finding in findings)
+        if failed:  # (the test's own failure stays the report's first word; the findings are told beside it)
+            told.append(text)
+        else:  # (also when a stop raised a CoherenceWarning made an error: this names every finding)
+            outcome.force_exception(pytest.fail.Exception(text, pytrace=False))
+            failed = True
+    if error is not None and not failed:  # a run that cannot stop fails the test
+        outcome.force_exception(error)
         failed = True
     if failed:
         try:
             folder = _save_artifacts(item, recorder, findings)
         except Exception as error:  # noqa: BLE001 - the test's own failure stays the report's
-            item.add_report_section("call", "komorebi", f"the runs' story could not be saved: {error!r}")
-            return
-        if folder is not None:
-            item.add_report_section("call", "komorebi", f"the runs' faults, findings and cache maps: {folder}")
+            told.append(f"the runs' story could not be saved: {error!r}")
+        else:
+            if folder is not None:
+                told.append(f"the runs' faults, findings and cache maps: {folder}")
+    if told:
+        item.add_report_section("call", "komorebi", "\n".join(told))
 
 
 def _artifacts_root(config: pytest.Config) -> Path:
@@ -198,8 +212,8 @@ def _save_artifacts(item: pytest.Item, recorder: _Recorder, findings: list[km.Fi
         (folder / f"{name}-cache-report.txt").write_text(run.cache_report())
         run.cache_map(folder / f"{name}-cache-map.svg")
         for cluster, thread in sorted(run.threads.items()):
-            fault = thread.fault
-            (folder / f"{name}-cluster{cluster}-fault.txt").write_text(f"{fault}\n" if fault else "no fault\n")
+            if thread.fault is not None:  # (a thread that did not fault has no fault file)
+                (folder / f"{name}-cluster{cluster}-fault.txt").write_text(f"{thread.fault}\n")
             (folder / f"{name}-cluster{cluster}-output.txt").write_text(thread.output)
     return folder
 

@@ -140,6 +140,31 @@ def test_km_findings_error_fails_a_test_whose_run_had_a_finding_with_its_text(pr
     ])
 
 
+@pytest.mark.parametrize("warned", ["default", "error"])
+def test_km_findings_error_shows_the_findings_of_a_test_whose_own_assert_failed_first(project, tmp_path, warned):
+    """The test's own failure stays the report's, and the findings are told beside it: in
+    the failure's komorebi section and in findings.txt, also when the project makes
+    CoherenceWarning an error (run.stop() raises the first one)."""
+    tester = project("""
+        def test_wrong_code(km_session):
+            run = km_session.load(program(flush=0, code=3))
+            assert run.thread_result(timeout=60).code == 0, "the thread's own code"
+    """)
+    artifacts = tmp_path / "saved"
+    result = tester.runpytest("-p", "no:cacheprovider", "--km-findings=error", f"--km-artifacts={artifacts}",
+                              "-W", f"{warned}::komorebi.CoherenceWarning")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*AssertionError: the thread's own code*",
+        "*- Captured komorebi call -*",
+        "1 coherence finding (--km-findings=error):",
+        "*thread.c:6: *Call kmx_flush(0) after the last write.",
+        f"the runs' faults, findings and cache maps: {artifacts}*",
+    ])
+    findings = (_only(artifacts, "test_threads.py-test_wrong_code-") / "findings.txt").read_text()
+    assert "thread.c:6" in findings and "kmx_flush(0)" in findings, findings
+
+
 def test_km_seeds_runs_each_test_under_each_seed_with_the_seed_in_its_id(project):
     tester = project("""
         def test_seeded(km_session):
@@ -186,8 +211,8 @@ def test_a_failing_test_saves_the_fault_the_findings_and_the_cache_map(project, 
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([f"*the runs' faults, findings and cache maps: {artifacts}*"])
     wrong = _only(artifacts, "test_threads.py-test_wrong_code-")
-    assert sorted(p.name for p in wrong.iterdir()) == [
-        "findings.txt", "run-cache-map.svg", "run-cache-report.txt", "run-cluster0-fault.txt", "run-cluster0-output.txt",
+    assert sorted(p.name for p in wrong.iterdir()) == [  # (no fault: no fault file, rather than one saying "no fault")
+        "findings.txt", "run-cache-map.svg", "run-cache-report.txt", "run-cluster0-output.txt",
     ]
     assert "unflushed-write" in (wrong / "findings.txt").read_text() or "kmx_flush" in (wrong / "findings.txt").read_text()
     assert (wrong / "run-cache-map.svg").read_text().startswith("<svg")
@@ -204,7 +229,7 @@ def test_the_artifacts_default_to_pytests_temporary_folder(project):
     basetemp = tester.path / "temporary"
     result = tester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
     result.assert_outcomes(failed=1)
-    assert (_only(basetemp / "km-artifacts", "test_threads.py-test_wrong_code-") / "run-cluster0-fault.txt").exists()
+    assert (_only(basetemp / "km-artifacts", "test_threads.py-test_wrong_code-") / "run-cluster0-output.txt").exists()
 
 
 # A thread that sums a frame a Tensix stand-in writes (bench/races/stale_frame.c); word 0:
@@ -280,8 +305,9 @@ def test_ids_that_differ_only_in_what_a_folder_name_cannot_hold_get_folders_of_t
     folders = _reported_folders(result)
     assert len(folders) == 4 and len(set(folders.values())) == 4, folders
     for test, folder in folders.items():
-        fault = (folder / "run-cluster0-fault.txt").read_text()
+        fault = folder / "run-cluster0-fault.txt"
         faulted = "a+b" in test or test.endswith("1]")
-        assert ("thread.c:6" in fault) == faulted, (test, folder, fault)  # the folder holds its own test's run
+        assert fault.exists() == faulted, (test, folder)  # the folder holds its own test's run
+        assert not faulted or "thread.c:6" in fault.read_text()
         assert folder.parent == artifacts and len(folder.name) <= 200
         assert folder.name.startswith("test_threads.py-test_ids-")  # (readable: the id, cut, then a hash)

@@ -27,6 +27,23 @@ def test_lesson_page_shows_the_program_and_the_output():
     assert_page_shows(page, LESSON / "program.py", TRIPLE, output=EXPECTED)
 
 
+# The lesson's own words (normative: kept as written), which the tutorial has outgrown.
+NOT_IN_THE_TUTORIAL = (
+    "One thing the run does not show. With the `kmx_flush` left out, Python reads the same numbers: the library "
+    "hands every region back when the thread ends, and Python reads only after that. The two calls matter when the "
+    "Tensix cores use a region while the thread runs, and the Tensix side of that is not in this tutorial yet."
+)
+
+
+def test_the_lesson_keeps_its_words_and_points_to_lesson_45_after_them():
+    page = (ROOT / "docs" / "35_sharing_memory.md").read_text()
+    paragraphs = page.split("\n\n")
+    said = paragraphs.index(NOT_IN_THE_TUTORIAL)
+    pointer = paragraphs[said + 1]
+    assert pointer.startswith("> ") and "lesson 45" in pointer and "(45_the_tensix_side.md)" in pointer, pointer
+    assert (ROOT / "docs" / "45_the_tensix_side.md").exists()
+
+
 def lesson_program(numbers):
     return one_thread_program(LESSON, TRIPLE, regions={"numbers": numbers, "tripled": 4096})
 
