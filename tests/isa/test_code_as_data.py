@@ -7,6 +7,7 @@ store into the code runs after fence.i."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests import qemu
 from tests.isa.test_vs_qemu_vector import QEMU_CPU
@@ -63,6 +64,7 @@ def test_a_checksum_of_the_code_is_the_compiled_codes(tmp_path):
     assert any(start <= offset < start + 4096 for offset in changed), "no changed instruction in the sum"
 
 
+@pytest.mark.slow  # (its first build of the C library for Linux takes about a minute)
 @qemu.needed
 def test_qemu_runs_the_copy_the_same(tmp_path):
     """The reference: the same function and copy, built for Linux, under qemu-riscv64."""
