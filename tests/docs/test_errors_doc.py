@@ -28,7 +28,7 @@ import pytest
 
 import komorebi as km
 from tests.conftest import ROOT
-from tests.threads import wait_for, zig_wrapper
+from tests.threads import run_to_end, wait_for, zig_wrapper
 
 PAGE = ROOT / "docs" / "errors.md"
 KERNELS = ROOT / "tutorial" / "35_sharing_memory" / "kernels"  # empty kernels
@@ -207,10 +207,7 @@ def _agent_wrapped(noc):
 def _agent_made_a_coroutine(tmp_path, _):
     p = program(tmp_path, regions={"r": 64})
     p.noc_agent("a", _agent_wrapped, cluster=1)
-    with km.Session() as session:
-        run = session.load(p)
-        run.thread_result(timeout=60.0)
-        run.stop()
+    _, run = run_to_end(p, 60.0)
     return run.agent("a").error
 
 
@@ -231,10 +228,7 @@ def _noc_error(tmp_path, call, regions=None, ended=False) -> BaseException:
 
     p = program(tmp_path, "    return 0;\n" if ended else _WAITS, regions=regions or {"r": 64})
     p.noc_agent("a", agent, cluster=1)
-    with km.Session() as session:
-        run = session.load(p)
-        run.thread_result(timeout=60.0)
-        run.stop()
+    _, run = run_to_end(p, 60.0)
     return run.agent("a").result
 
 
