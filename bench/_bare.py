@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from komorebi.sim.hart import engine as _engine  # noqa: F401  (first: the simulator's build of the engine, the same for both)
 from unicorn import unicorn_const as ucc
 from unicorn import (
     UC_ARCH_RISCV,

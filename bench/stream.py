@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from unicorn import UC_HOOK_BLOCK
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -37,6 +36,7 @@ from bench._bare import BareRun, Layout, layout_of  # noqa: E402
 from komorebi.sim.build.thread import build_thread  # noqa: E402
 from komorebi.sim.machine.card import Card  # noqa: E402
 from komorebi.sim.image.elf import ThreadImage, load_image  # noqa: E402
+from unicorn import UC_HOOK_BLOCK  # noqa: E402  (after bench._bare: the simulator's build of the engine)
 
 TRIPLE = ROOT / "tutorial" / "35_sharing_memory" / "thread" / "triple.c"
 

@@ -51,8 +51,11 @@ class Simulator:
     """The simulated card (the default backend)."""
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
-        from komorebi.sim.machine.card import Card
-        from komorebi.sim.debug.stub import DebugOptions
+        try:  # (the first import of the machine builds the engine, once per machine: sim/build/engine.py)
+            from komorebi.sim.machine.card import Card
+            from komorebi.sim.debug.stub import DebugOptions
+        except BuildError as error:
+            raise CompileError(str(error)) from None
 
         images, elves, said = {}, {}, []
         for spec in threads:
@@ -92,7 +95,7 @@ class Simulator:
                                   shares_bank=spec.cluster in sharing, heap=spec.heap, agents=spec.agents)
         except BaseException as error:
             card.stop()  # frees what was placed
-            if isinstance(error, BuildError):  # the simulator's own hooks could not be built
+            if isinstance(error, BuildError):  # the simulator's own hooks or engine could not be built
                 raise CompileError(str(error)) from None
             raise
         return SimulatedRun(card, "\n".join(said))

@@ -141,18 +141,19 @@ class _Progress:
                 print(f"komorebi-sim: {outcome} {self.what} ({self.seconds():.1f} s)", file=sys.stderr, flush=True)
 
 
-def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: str = "compile") -> Done:
+def run(argv: Sequence[str], *, what: str, announce: str | None = None, kind: str = "compile",
+        limit: float | None = None) -> Done:
     """Run the compiler command ARGV (WHAT it builds, for messages) and wait for it, at
     most the time limit. ANNOUNCE, for a build known to be long, is its progress line
     (what, "once", about how long); KIND, for the advice when the time limit stops it, is
-    "compile" (a source), "link" or "first" (a one-off build for this machine).
-    Raises CompilerTimeout when the limit passes; whatever happens, including an
+    "compile" (a source), "link" or "first" (a one-off build for this machine); LIMIT, when
+    given, is the time limit in place of KMX_COMPILE_TIMEOUT's. Raises CompilerTimeout when the limit passes; whatever happens, including an
     interrupt, the compiler's whole process group is gone on return."""
-    return run_together([argv], what=what, announce=announce, kind=kind)
+    return run_together([argv], what=what, announce=announce, kind=kind, limit=limit)
 
 
 def run_together(commands: Sequence[Sequence[str]], *, what: str, announce: str | None = None,
-                 kind: str = "compile") -> Done:
+                 kind: str = "compile", limit: float | None = None) -> Done:
     """Run the compiler COMMANDS side by side (each its own process group, all started at
     once: zig cc compiles its files one after another, and a build of many files is then
     as long as all of them) and wait for them all, under one progress line and one time
@@ -162,7 +163,7 @@ def run_together(commands: Sequence[Sequence[str]], *, what: str, announce: str 
     import subprocess  # (only a build needs these: not imported for a hit)
     import tempfile
 
-    limit = time_limit()
+    limit = time_limit() if limit is None else limit
     processes: list[subprocess.Popen] = []
     with contextlib.ExitStack() as files:
         outputs = [files.enter_context(tempfile.TemporaryFile()) for _ in commands]

@@ -1,19 +1,27 @@
-"""The engine under a hart: Unicorn 2.1 (QEMU 5.0's RV64GC). The only module of the
-simulator that imports `unicorn`; the rest sees a hart through sim.hart.core.
+"""The engine under a hart: Unicorn 2.1 (QEMU 5.0's RV64GC), in the simulator's own build
+with the X280's floating-point rules (sim.build.engine: NaN-boxing, fmin and fmax as F 2.2
+says). The only module of the simulator that imports `unicorn`; the rest sees a hart
+through sim.hart.core.
 
 What the simulator asks of the engine: memory mapped at addresses (host memory it owns),
 registers by their RISC-V names, runs from a pc to an address, a stop from any thread,
 the two TLB and translation flushes, and hooks in C (sim.native): the TLB fill, the
 block, and the interrupt hook, which runs the instructions the engine lacks and hands
-every other exception to Python. No hook of the binding's (Python) is used. ENGINE_NOTES (the project's measured facts about Unicorn) says why each is
-used the way it is.
+every other exception to Python. No hook of the binding's (Python) is used.
+docs/simulator.md ("The engine") says why each is used the way it is.
+
+The binding loads the library that `LIBUNICORN_PATH` names before the one it ships, so
+this module imports it with that set to the patched build's folder (built on first use),
+and checks that the binding took it: a process that imported `unicorn` before komorebi
+has the shipped library, whose floating point differs from the X280's, and is refused
+with an error that says so.
 
 The binding's private parts still needed, and why:
 
 - `unicorn.unicorn_py3.unicorn.uclib`, the binding's handle on the C library: to register
   hooks written in C (the binding registers only Python callables) and to hand the native hooks the
   addresses of `uc_reg_read`, `uc_reg_write`, `uc_vmem_translate` and `uc_emu_stop`, which
-  the C hooks call.
+  the C hooks call; its `_name`, the library's path.
 - `Uc._uch`, the engine's C handle: for those C calls.
 - `Uc._Uc__finalizer`, the binding's exit-time finalizer: disarmed, because at exit
   sim.machine.card stops the cores first (an engine closed under a running core crashes the
@@ -23,7 +31,40 @@ The binding's private parts still needed, and why:
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
+from pathlib import Path
 from typing import Sequence
+
+from ..build import engine as engine_build
+
+
+def _load_binding() -> Path:
+    """The patched engine's folder, with the binding imported from it."""
+    folder = engine_build.library_folder()
+    if "unicorn" not in sys.modules:
+        before = os.environ.get("LIBUNICORN_PATH")
+        os.environ["LIBUNICORN_PATH"] = str(folder)
+        try:
+            import unicorn  # noqa: F401  (loads the library LIBUNICORN_PATH names)
+        finally:
+            if before is None:
+                del os.environ["LIBUNICORN_PATH"]
+            else:
+                os.environ["LIBUNICORN_PATH"] = before
+    from unicorn.unicorn_py3.unicorn import uclib
+
+    loaded = Path(uclib._name)
+    if loaded.parent.resolve() != folder.resolve():
+        raise ImportError(
+            f"komorebi-sim runs its own build of Unicorn {engine_build.VERSION} (in {folder}), whose "
+            f"floating point is the X280's; but this process imported `unicorn` before komorebi, and "
+            f"the binding loaded {loaded}. Import komorebi before unicorn."
+        )
+    return folder
+
+
+LIBRARY_FOLDER = _load_binding()
 
 from unicorn import (
     UC_ARCH_RISCV,

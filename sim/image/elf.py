@@ -7,7 +7,7 @@ applies the R_RISCV_RELATIVE relocations for that base.
 
 It also finds, in the code, the few instructions the engine would run unlike the X280
 (sim.isa.stand_in): `fence.i`, which the engine takes as a no-op, reads of the cycle and
-instruction counters, which the engine answers with the host's clock, and fmin/fmax. Each
+instruction counters, which the engine answers with the host's clock, and lr/sc. Each
 is replaced, in the placed copy only, by an instruction the engine traps on, so that the
 simulator can do what the X280 does. And it rewrites the Zba and simple Zbb instructions
 into RV64GC stubs (sim.isa.rewrite), in the placed copy only too.

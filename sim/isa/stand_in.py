@@ -1,6 +1,8 @@
 """The X280's instructions that the engine would run unlike the X280, and what stands in.
 
-Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
+Unicorn runs RV64GC, but these things in it differ from the card (docs/simulator.md, "The
+engine"; its floating point, which differed too, the simulator's build of it fixes:
+sim/build/engine.py):
 
 - `fence.i` is a no-op that ends the translated block. On the X280 it makes the hart's
   instruction fetches see the stores before it (its L1I is not coherent); here it must
@@ -13,9 +15,6 @@ Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
   the card's timer runs at TIMER_HZ and its cores at CORE_HZ (tt-bh-linux x280.dts:
   timebase-frequency 50 MHz, clock-frequency 1 GHz), so the time is the instruction
   count divided by CORE_HZ // TIMER_HZ.
-- `fmin` and `fmax` (`.s` and `.d`) of a number and a signalling NaN give the canonical
-  NaN (QEMU 5.0's IEEE 754-2008 minNum); the F extension 2.2, which the X280 follows,
-  gives the number.
 - `lr` and `sc` keep the engine's reservation, and its `sc` compares values: a store by
   another core of the same value between the two (A-B-A) goes unseen. Here the
   reservation is the simulator's own (sim/native/reserve.c), which any store to the line
@@ -23,10 +22,9 @@ Unicorn runs RV64GC, but three things in it differ from the card (ENGINE_NOTES):
 
 The loader finds these in the thread's code (`find_trapped`) and places, instead of each,
 an instruction the engine traps on (a read of the `time` CSR, which the engine lacks; an
-unused MISC-MEM encoding for fence.i; for fmin and fmax the same instruction with funct3
-4 or 5, and for lr and sc with funct5 6 or 7, which no extension the X280 has defines).
-sim.hart.core answers the trap of the first two; sim/native/isa.c runs fmin and fmax, as
-F 2.2 says, and lr and sc, in C.
+unused MISC-MEM encoding for fence.i; for lr and sc the same instruction with funct5 6 or
+7, which no extension the X280 has defines). sim.hart.core answers the trap of the first
+two; sim/native/isa.c runs lr and sc, in C.
 """
 
 from __future__ import annotations
@@ -41,9 +39,7 @@ CSR_CYCLE, CSR_TIME, CSR_INSTRET = 0xC00, 0xC01, 0xC02
 CSR_MCYCLE, CSR_MINSTRET = 0xB00, 0xB02
 COUNTERS = {CSR_CYCLE: "cycle", CSR_TIME: "time", CSR_INSTRET: "instret", CSR_MCYCLE: "mcycle", CSR_MINSTRET: "minstret"}
 
-SYSTEM, MISC_MEM, OP_FP, AMO = 0x73, 0x0F, 0x53, 0x2F
-FMIN_MAX = (0x14, 0x15)  # funct7 of fmin/fmax.s and .d (funct3 0: min, 1: max)
-FMIN_MAX_STAND_IN = 4  # added to funct3: 4 stands for fmin, 5 for fmax (isa.c)
+SYSTEM, MISC_MEM, AMO = 0x73, 0x0F, 0x2F
 FENCE_I_FUNCT3 = 1
 FENCE_I_STAND_IN = 0x0000_700F  # MISC-MEM with funct3 7: no instruction, so it traps
 CSR_READS = (2, 3, 6, 7)  # csrrs, csrrc, csrrsi, csrrci: a read when rs1 / uimm is 0
@@ -72,8 +68,6 @@ def trapped(insn: int) -> Trapped | None:
     opcode, funct3 = insn & 0x7F, (insn >> 12) & 7
     if opcode == MISC_MEM and funct3 == FENCE_I_FUNCT3:
         return Trapped(insn, FENCE_I_STAND_IN)
-    if opcode == OP_FP and insn >> 25 in FMIN_MAX and funct3 in (0, 1):
-        return Trapped(insn, insn + (FMIN_MAX_STAND_IN << 12), native=True)
     if opcode == AMO and insn >> 27 in LR_SC and funct3 in (2, 3):
         return Trapped(insn, insn + (LR_SC_STAND_IN << 27), native=True)
     if opcode == SYSTEM and funct3 in CSR_READS and (insn >> 15) & 0x1F == 0:
@@ -106,7 +100,7 @@ def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = (),
         if offset + 4 > len(code):
             break
         insn = int.from_bytes(code[offset : offset + 4], "little")
-        if (insn & 0x7F) in (SYSTEM, MISC_MEM, OP_FP, AMO):
+        if (insn & 0x7F) in (SYSTEM, MISC_MEM, AMO):
             what = trapped(insn)
             if what is not None:
                 found[start + offset] = what

@@ -147,11 +147,11 @@ static inline uint16_t H(Hart *h, int n) {
 
 static inline void set_h(Hart *h, int n, uint16_t value) { set_f(h, n, 0xFFFFFFFFFFFF0000ull | value); }
 
-/* A single in f register N. The engine leaves the single-precision results it computes
- * unboxed (upper 32 bits zero, docs/simulator.md), so those count as singles too. */
+/* A single in f register N, NaN-boxed as the F extension asks: a value whose upper 32
+ * bits are not all ones is the canonical NaN (as the engine reads them: sim/build/engine.py). */
 static inline uint32_t S(Hart *h, int n) {
-    uint64_t v = F(h, n), upper = v >> 32;
-    return upper == 0xFFFFFFFFull || upper == 0 ? (uint32_t)v : 0x7FC00000u;
+    uint64_t v = F(h, n);
+    return (v >> 32) == 0xFFFFFFFFull ? (uint32_t)v : 0x7FC00000u;
 }
 
 static inline void set_s(Hart *h, int n, uint32_t value) { set_f(h, n, 0xFFFFFFFF00000000ull | value); }

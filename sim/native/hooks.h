@@ -433,8 +433,6 @@ uint16_t half_sqrt(uint16_t a, int rm, uint32_t *flags);
 uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c, int negate_product, int negate_addend, int rm, uint32_t *flags);
 int half_compare(uint16_t a, uint16_t b, int which, uint32_t *flags);
 uint16_t half_min_max(uint16_t a, uint16_t b, int max, uint32_t *flags);
-uint32_t single_min_max(uint32_t a, uint32_t b, int max, uint32_t *flags);
-uint64_t double_min_max(uint64_t a, uint64_t b, int max, uint32_t *flags);
 uint32_t half_class(uint16_t h);
 uint32_t half_to_single(uint16_t h, uint32_t *flags);
 uint64_t half_to_double(uint16_t h, uint32_t *flags);

@@ -229,8 +229,6 @@ enum {
     OP_FCVT_H_W, OP_FCVT_H_WU, OP_FCVT_H_L, OP_FCVT_H_LU,
     OP_FCVT_S_H, OP_FCVT_H_S, OP_FCVT_D_H, OP_FCVT_H_D,
     OP_FMADD_H, OP_FMSUB_H, OP_FNMSUB_H, OP_FNMADD_H,
-    /* the loader's stand-ins for fmin and fmax (sim/isa/stand_in.py) */
-    OP_FMIN_S, OP_FMAX_S, OP_FMIN_D, OP_FMAX_D,
     /* V (vector/) */
     OP_VECTOR, OP_VLOAD, OP_VSTORE, OP_VCSR,
 };
@@ -478,8 +476,6 @@ static int decode_op(uint32_t insn) {
         case 0x2E: return rs2 == 0 ? OP_FSQRT_H : 0;
         case 0x12: return f3 == 0 ? OP_FSGNJ_H : f3 == 1 ? OP_FSGNJN_H : f3 == 2 ? OP_FSGNJX_H : 0;
         case 0x16: return f3 == 0 ? OP_FMIN_H : f3 == 1 ? OP_FMAX_H : 0;
-        case 0x14: return f3 == 4 ? OP_FMIN_S : f3 == 5 ? OP_FMAX_S : 0; /* stand-ins */
-        case 0x15: return f3 == 4 ? OP_FMIN_D : f3 == 5 ? OP_FMAX_D : 0;
         case 0x20: return rs2 == 2 ? OP_FCVT_S_H : 0;
         case 0x21: return rs2 == 2 ? OP_FCVT_D_H : 0;
         case 0x22: return rs2 == 0 ? OP_FCVT_H_S : rs2 == 1 ? OP_FCVT_H_D : 0;
@@ -812,11 +808,6 @@ static AI int run_one(Hart *h, const Decoded *d, uint64_t *next, int eager) {
     case OP_FMSUB_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 0, 1, rm, &h->flags)); break;
     case OP_FNMSUB_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 1, 0, rm, &h->flags)); break;
     case OP_FNMADD_H: ROUNDING(); set_h(h, d->rd, half_fma(H(h, d->rs1), H(h, d->rs2), H(h, d->rs3), 1, 1, rm, &h->flags)); break;
-    /* fmin and fmax as F 2.2 and D say (the loader's stand-ins) */
-    case OP_FMIN_S: set_s(h, d->rd, single_min_max(S(h, d->rs1), S(h, d->rs2), 0, &h->flags)); break;
-    case OP_FMAX_S: set_s(h, d->rd, single_min_max(S(h, d->rs1), S(h, d->rs2), 1, &h->flags)); break;
-    case OP_FMIN_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 0, &h->flags)); break;
-    case OP_FMAX_D: set_f(h, d->rd, double_min_max(F(h, d->rs1), F(h, d->rs2), 1, &h->flags)); break;
     case OP_VECTOR: case OP_VLOAD: case OP_VSTORE: case OP_VCSR: return vector_run(h, d);
     default: return NOT_HERE;
     }

@@ -431,8 +431,6 @@ uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c, int negate_product, int ne
 }
 int half_compare(uint16_t a, uint16_t b, int which, uint32_t *flags) { return fp_compare(FP_HALF, a, b, which, flags); }
 uint16_t half_min_max(uint16_t a, uint16_t b, int max, uint32_t *flags) { return (uint16_t)fp_min_max(FP_HALF, a, b, max, flags); }
-uint32_t single_min_max(uint32_t a, uint32_t b, int max, uint32_t *flags) { return (uint32_t)fp_min_max(FP_SINGLE, a, b, max, flags); }
-uint64_t double_min_max(uint64_t a, uint64_t b, int max, uint32_t *flags) { return fp_min_max(FP_DOUBLE, a, b, max, flags); }
 uint32_t half_class(uint16_t h) { return fp_class(FP_HALF, h); }
 uint32_t half_to_single(uint16_t h, uint32_t *flags) { return (uint32_t)fp_convert(FP_HALF, FP_SINGLE, h, RM_RNE, flags); }
 uint64_t half_to_double(uint16_t h, uint32_t *flags) { return fp_convert(FP_HALF, FP_DOUBLE, h, RM_RNE, flags); }

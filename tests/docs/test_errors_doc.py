@@ -41,6 +41,7 @@ TYPES: dict[str, type] = {
     "FileNotFoundError": FileNotFoundError,
     "RuntimeError": RuntimeError,
     "TimeoutError": TimeoutError,
+    "ImportError": ImportError,
     "km.CompileError": km.CompileError,
     "km.ThreadFault": km.ThreadFault,
     "km.NotSimulatedWarning": km.NotSimulatedWarning,
@@ -476,6 +477,22 @@ def _no_such_host_memory(tmp_path, monkeypatch):
         host.way.cache_clear()
 
 
+def _unicorn_first(tmp_path, _):
+    """A process that imports unicorn, then komorebi's machine (in a child: this one has it)."""
+    import subprocess
+
+    script = "import unicorn\ntry:\n    import komorebi.sim.hart.engine\nexcept ImportError as e:\n    print(e)\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return ImportError(done.stdout.strip())
+
+
+def _unicorn_first_values(_):
+    from komorebi.sim.hart import engine
+
+    return {"folder": str(engine.LIBRARY_FOLDER)}
+
+
 def _thread_file(tmp_path: Path) -> str:
     return str((tmp_path / "thread.c").resolve())
 
@@ -721,6 +738,7 @@ CASES = [
     Case("cache-cannot-be-written", "cannot be written", _cache_is_a_file,
          lambda t: {"folder": repr(str(t / "afile")), "why": "a file is in the way where a folder must be"}),
     Case("cache-no-home", "the build cache has no folder", _no_home),
+    Case("unicorn-imported-first", "imported `unicorn` before komorebi", _unicorn_first, _unicorn_first_values),
     Case("library-manifest-damaged", "C library for {cpu} cannot be linked", _library_manifest_damaged,
          _library_manifest_values),
     Case("cache-zig", "zig could not use its cache folder", _zig_cache_is_a_file,

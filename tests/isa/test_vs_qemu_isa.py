@@ -1,5 +1,7 @@
-"""Zba, Zbb and Zfh as the simulator runs them (sim/native/isa.c, softfloat.c) against
-qemu-riscv64 (Debian's qemu-user, QEMU 7.2), instruction for instruction.
+"""Zba, Zbb and Zfh as the simulator runs them (sim/native/isa.c, softfloat.c), and F and
+D's single-precision instructions and fmin/fmax as the simulator's build of the engine runs
+them (sim/build/engine.py: NaN-boxing), against qemu-riscv64 (Debian's qemu-user, QEMU
+7.2), instruction for instruction.
 
 Hypothesis writes sequences of the new instructions with random and edge operands (0, -1,
 INT_MIN, powers of two; zero, subnormal, infinite and NaN halves, signalling ones too;
@@ -108,7 +110,30 @@ HALF = {
     **{f"fcvt.{t}.h": (op_fp(0x62, rs2=n), X, F, None, True) for n, t in enumerate(("w", "wu", "l", "lu"))},
     **{f"fcvt.h.{t}": (op_fp(0x6A, rs2=n), F, X, None, True) for n, t in enumerate(("w", "wu", "l", "lu"))},
 }
+# F's instructions that read or write a single, and D's that the engine changed (fmin and
+# fmax) or that move a single's bits (fsgnj.d, fmv.x.d): the NaN-boxing of every result
+# and the canonical NaN for every operand that is not boxed (sim/build/engine.py).
+SINGLE = {
+    "fadd.s": (op_fp(0x00), F, F, F, True), "fsub.s": (op_fp(0x04), F, F, F, True),
+    "fmul.s": (op_fp(0x08), F, F, F, True), "fdiv.s": (op_fp(0x0C), F, F, F, True),
+    "fsqrt.s": (op_fp(0x2C, rs2=0), F, F, None, True),
+    "fsgnj.s": (op_fp(0x10, funct3=0), F, F, F, False), "fsgnjn.s": (op_fp(0x10, funct3=1), F, F, F, False),
+    "fsgnjx.s": (op_fp(0x10, funct3=2), F, F, F, False),
+    "fmin.s": (op_fp(0x14, funct3=0), F, F, F, False), "fmax.s": (op_fp(0x14, funct3=1), F, F, F, False),
+    "fmin.d": (op_fp(0x15, funct3=0), F, F, F, False), "fmax.d": (op_fp(0x15, funct3=1), F, F, F, False),
+    "fsgnj.d": (op_fp(0x11, funct3=0), F, F, F, False), "fsgnjn.d": (op_fp(0x11, funct3=1), F, F, F, False),
+    "fcvt.s.d": (op_fp(0x20, rs2=1), F, F, None, True), "fcvt.d.s": (op_fp(0x21, rs2=0), F, F, None, True),
+    "feq.s": (op_fp(0x50, funct3=2), X, F, F, False), "flt.s": (op_fp(0x50, funct3=1), X, F, F, False),
+    "fle.s": (op_fp(0x50, funct3=0), X, F, F, False),
+    "fclass.s": (op_fp(0x70, rs2=0, funct3=1), X, F, None, False),
+    "fmv.x.w": (op_fp(0x70, rs2=0, funct3=0), X, F, None, False),
+    "fmv.w.x": (op_fp(0x78, rs2=0, funct3=0), F, X, None, False),
+    "fmv.x.d": (op_fp(0x71, rs2=0, funct3=0), X, F, None, False),
+    **{f"fcvt.{t}.s": (op_fp(0x60, rs2=n), X, F, None, True) for n, t in enumerate(("w", "wu", "l", "lu"))},
+    **{f"fcvt.s.{t}": (op_fp(0x68, rs2=n), F, X, None, True) for n, t in enumerate(("w", "wu", "l", "lu"))},
+}
 FUSED = {"fmadd.h": 0x43, "fmsub.h": 0x47, "fnmsub.h": 0x4B, "fnmadd.h": 0x4F}
+FUSED_SINGLE = {"fmadd.s": 0x43, "fmsub.s": 0x47, "fnmsub.s": 0x4B, "fnmadd.s": 0x4F}  # (fmt 0: single)
 ROUNDING = [0, 1, 2, 3, 4, 7]  # RNE RTZ RDN RUP RMM, dynamic
 
 x_register = st.sampled_from(X_USED)
@@ -117,7 +142,7 @@ f_register = st.integers(0, 31)
 
 @st.composite
 def instruction(draw) -> int:
-    kind = draw(st.sampled_from(["int", "unary", "shift", "half", "fused", "flh"]))
+    kind = draw(st.sampled_from(["int", "unary", "shift", "half", "fused", "flh", "single", "fused_single"]))
     if kind == "int":
         return INTEGER[draw(st.sampled_from(sorted(INTEGER)))](draw(x_register), draw(x_register), draw(x_register))
     if kind == "unary":
@@ -129,11 +154,13 @@ def instruction(draw) -> int:
         offset = draw(st.integers(0, 255)) * 2
         return offset << 20 | S1 << 15 | 1 << 12 | draw(f_register) << 7 | 0x07
     rm = draw(st.sampled_from(ROUNDING))
-    if kind == "fused":
-        opcode = FUSED[draw(st.sampled_from(sorted(FUSED)))]
+    if kind in ("fused", "fused_single"):
+        table, fmt = (FUSED, 2) if kind == "fused" else (FUSED_SINGLE, 0)
+        opcode = table[draw(st.sampled_from(sorted(table)))]
         rd, a, b, c = (draw(f_register) for _ in range(4))
-        return c << 27 | 2 << 25 | b << 20 | a << 15 | rm << 12 | rd << 7 | opcode
-    encode, rd_kind, rs1_kind, rs2_kind, _ = HALF[draw(st.sampled_from(sorted(HALF)))]
+        return c << 27 | fmt << 25 | b << 20 | a << 15 | rm << 12 | rd << 7 | opcode
+    table = HALF if kind == "half" else SINGLE
+    encode, rd_kind, rs1_kind, rs2_kind, _ = table[draw(st.sampled_from(sorted(table)))]
     reg = {X: x_register, F: f_register}
     rs2 = draw(reg[rs2_kind]) if rs2_kind else 0
     return encode(draw(reg[rd_kind]), draw(reg[rs1_kind]), rs2, rm)
@@ -147,6 +174,7 @@ EDGE_HALVES = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0
                0x1000, 0x1400, 0x3C01, 0x3C03, 0x6800, 0x6801, 0x0200, 0x0201, 0x8200, 0x77FF]  # (ties)
 EDGE_SINGLES = [0x3F80_0000, 0x7F80_0000, 0x7FC0_0000, 0x7F80_0001, 0x0000_0001, 0x477F_E000, 0x477F_F000,
                 0x3380_0000, 0x3300_0000, 0xC780_0000, 0x3FAA_AAAB, 0x0080_0000]
+UNBOXED = [0, 0x7FFF_FFFF_0000_0000, 0xFFFF_FFFE_0000_0000, 0x3FF0_0000_0000_0000]  # upper halves not all ones
 EDGE_DOUBLES = [0x3FF0_0000_0000_0000, 0x7FF0_0000_0000_0000, 0x7FF0_0000_0000_0001, 0x40EF_FE00_0000_0000,
                 0x3E70_0000_0000_0000, 0xC0E0_0000_0000_0000, 0x4000_0000_0000_0001, 0x3E6F_FFFF_FFFF_FFFF]
 
@@ -159,8 +187,9 @@ f_values = st.one_of(
     halves.map(lambda h: 0xFFFF_FFFF_FFFF_0000 | h),
     singles.map(lambda s: 0xFFFF_FFFF_0000_0000 | s),  # boxed singles
     st.sampled_from(EDGE_DOUBLES),
-    # doubles (not a single the engine left unboxed, whose upper half is 0; docs/simulator.md)
-    st.integers(1 << 32, (1 << 64) - 1),
+    st.integers(0, (1 << 64) - 1),  # doubles, and singles that are not boxed
+    singles,  # singles with the upper half 0, not boxed
+    singles.map(lambda s: 0x7FFF_FFFF_0000_0000 | s),  # and all but one bit boxed
 )
 
 
@@ -212,9 +241,12 @@ def test_every_instruction_and_rounding_mode_once(qemu_program, kernels):
     rng = random.Random(5)
     cases = []
 
-    def one(words, halves=None, ints=None):
+    def one(words, halves=None, ints=None, singles=False):
         x = [rng.choice(EDGE_INTEGERS) if n in X_USED else 0 for n in range(32)]
         f = [0xFFFF_FFFF_FFFF_0000 | EDGE_HALVES[(n + len(cases)) % len(EDGE_HALVES)] for n in range(32)]
+        if singles:  # boxed singles, and every fourth register a value that is not boxed
+            f = [(UNBOXED[n // 4 % len(UNBOXED)] if n % 4 == 3 else 0xFFFF_FFFF_0000_0000)
+                 | EDGE_SINGLES[(n + len(cases)) % len(EDGE_SINGLES)] for n in range(32)]
         f[31] = 0xFFFF_FFFF_0000_0000 | EDGE_SINGLES[len(cases) % len(EDGE_SINGLES)]
         f[30] = EDGE_DOUBLES[len(cases) % len(EDGE_DOUBLES)]
         for n, h in enumerate(halves or ()):
@@ -240,6 +272,18 @@ def test_every_instruction_and_rounding_mode_once(qemu_program, kernels):
                 rs1 = 11 if rs1_kind == X else start
                 words.append(encode(rd, rs1, start + 1 if rs2_kind else 0, rm))
             one(words + ([encode(10, 31, 0, rm), encode(11, 30, 0, rm)] if name.startswith("fcvt.h.") else []))
+    for name, (encode, rd_kind, rs1_kind, rs2_kind, rounded) in SINGLE.items():
+        for rm in ROUNDING if rounded else [0]:
+            words = []
+            for start in range(0, 20, 4):
+                rd = 10 if rd_kind == X else 20 + start // 4
+                rs1 = 11 if rs1_kind == X else start
+                words.append(encode(rd, rs1, start + 1 if rs2_kind else 0, rm))
+            one(words, singles=True)
+    for opcode in FUSED_SINGLE.values():
+        for rm in ROUNDING:
+            one([c << 27 | (c + 1) << 20 | (c + 2) << 15 | rm << 12 | (20 + c % 10) << 7 | opcode
+                 for c in range(0, 18, 3)], singles=True)
     for opcode in FUSED.values():
         for rm in ROUNDING:
             one([c << 27 | 2 << 25 | (c + 1) << 20 | (c + 2) << 15 | rm << 12 | (20 + c % 10) << 7 | opcode

@@ -164,7 +164,7 @@ def test_float16_arithmetic_and_conversions_from_c_round_as_ieee_says(tmp_path, 
 
 
 def test_fmin_and_fmax_of_a_number_and_a_signalling_nan_give_the_number(tmp_path):
-    """F 2.2 (the engine alone gives the canonical NaN): the loader's stand-ins, run in C."""
+    """F 2.2 (Unicorn's QEMU 5.0 gave the canonical NaN): the simulator's build of the engine."""
     source = r"""
 #include "kmx.h"
 int kmx_main(int core) {
@@ -192,37 +192,74 @@ int kmx_main(int core) {
     assert [int(w) for w in result.words[:4]] == [0x3F800000, 0x3F800000, 2, (-3) & 0xFFFFFFFF]
 
 
-def test_single_precision_results_are_not_nan_boxed_by_the_engine(tmp_path):
-    """Pins the documented difference (docs/simulator.md, Floating point): the engine
-    leaves a single it computes with the upper 32 bits of its f register 0 (the F
-    extension says all ones); flw boxes; the simulator's own fcvt.s.h boxes."""
-    source = r"""
-#include "kmx.h"
-int kmx_main(int core) {
-    (void)core;
-    uint64_t computed, loaded, converted;
-    static float one = 1.0f;
-    __asm__ volatile(
-        "flw ft0, 0(%3)\n"
-        "fadd.s ft1, ft0, ft0\n"
-        "fmv.x.d %0, ft1\n"
-        "fmv.x.d %1, ft0\n"
-        "li t0, 0x3c00\n"
-        "fmv.h.x ft2, t0\n"
-        "fcvt.s.h ft3, ft2\n"
-        "fmv.x.d %2, ft3\n"
-        : "=r"(computed), "=r"(loaded), "=r"(converted) : "r"(&one) : "t0", "ft0", "ft1", "ft2", "ft3");
-    uint32_t out[6] = {(uint32_t)computed, (uint32_t)(computed >> 32), (uint32_t)loaded,
-                       (uint32_t)(loaded >> 32), (uint32_t)converted, (uint32_t)(converted >> 32)};
-    kmx_result(0, out, 6);
-    return 0;
-}
-"""
-    result, _ = run_to_end(program_for(source, tmp_path))
-    w = [int(x) for x in result.words[:6]]
-    assert w[0] == 0x40000000 and w[1] == 0  # fadd.s: not boxed (the spec: 0xffffffff)
-    assert w[2] == 0x3F800000 and w[3] == 0xFFFFFFFF  # flw: boxed
-    assert w[4] == 0x3F800000 and w[5] == 0xFFFFFFFF  # fcvt.s.h (the simulator's): boxed
+# NaN-boxing (the F extension's "NaN Boxing of Narrower Values"): a single in a 64-bit f
+# register has its upper 32 bits all ones; one that is not so boxed is read as the
+# canonical NaN. Each case: the instruction, how its operands go in and its result comes
+# out ("f": an f register, as 64 bits; "x": an x register), the operands, and the result.
+BOX = 0xFFFF_FFFF_0000_0000
+NAN_BOXING = [
+    # results boxed: the engine's arithmetic, conversions and moves
+    ("fadd.s {d}, {a}, {b}", "ff", (BOX | 0x3F80_0000, BOX | 0x3F80_0000), BOX | 0x4000_0000),
+    ("fcvt.s.l {d}, {a}", "fx", (2**64 - 1,), BOX | 0xBF80_0000),
+    ("fcvt.s.lu {d}, {a}", "fx", (1,), BOX | 0x3F80_0000),
+    ("fcvt.s.w {d}, {a}", "fx", (2**64 - 2,), BOX | 0xC000_0000),
+    ("fcvt.s.wu {d}, {a}", "fx", (3,), BOX | 0x4040_0000),
+    ("fcvt.s.d {d}, {a}", "ff", (0x3FF0_0000_0000_0000,), BOX | 0x3F80_0000),
+    ("fmv.w.x {d}, {a}", "fx", (0x1234_5678,), BOX | 0x1234_5678),
+    ("fmv.w.x {d}, {a}", "fx", (0xAAAA_AAAA_8000_0000,), BOX | 0x8000_0000),
+    ("fmadd.s {d}, {a}, {b}, {a}", "ff", (BOX | 0x3F80_0000, BOX | 0x4000_0000), BOX | 0x4040_0000),
+    ("fmin.s {d}, {a}, {b}", "ff", (BOX | 0x3F80_0000, BOX | 0x7F80_0001), BOX | 0x3F80_0000),
+    ("fcvt.s.h {d}, {a}", "ff", (0xFFFF_FFFF_FFFF_3C00,), BOX | 0x3F80_0000),  # (the simulator's Zfh)
+    # operands that are not boxed: the canonical NaN
+    ("fadd.s {d}, {a}, {b}", "ff", (0x3F80_0000, BOX | 0x3F80_0000), BOX | 0x7FC0_0000),
+    ("fsgnj.s {d}, {a}, {b}", "ff", (0x7FFF_FFFE_1234_5678, 0), BOX | 0x7FC0_0000),
+    ("fsgnj.s {d}, {a}, {b}", "ff", (BOX | 0x1234_5678, 0), BOX | 0x1234_5678),
+    ("fsgnj.s {d}, {a}, {b}", "ff", (BOX | 0x1234_5678, BOX | 0x8000_0000), BOX | 0x9234_5678),
+    ("fsgnjn.s {d}, {a}, {b}", "ff", (0xFFFF_FFFE_1234_5678, BOX | 0x8000_0000), BOX | 0x7FC0_0000),
+    ("fsgnjx.s {d}, {a}, {b}", "ff", (BOX | 0x9234_5678, 0x7FFF_FFFF_8000_0000), BOX | 0x9234_5678),
+    ("fsgnj.s {d}, {a}, {a}", "ff", (0x3FF0_0000_0000_0000,), BOX | 0x7FC0_0000),  # fmv.s
+    ("feq.s {d}, {a}, {a}", "xf", (0x7FFF_FFFF_1111_1111,), 0),
+    ("feq.s {d}, {a}, {a}", "xf", (0xFFFF_FFFF_1111_1111,), 1),
+    ("fclass.s {d}, {a}", "xf", (0x3F80_0000,), 1 << 9),
+    ("fcvt.w.s {d}, {a}", "xf", (0x3F80_0000,), 0x7FFF_FFFF),
+    ("fcvt.d.s {d}, {a}", "ff", (0x3F80_0000,), 0x7FF8_0000_0000_0000),
+    ("fcvt.h.s {d}, {a}", "ff", (0x3F80_0000,), 0xFFFF_FFFF_FFFF_7E00),  # (the simulator's Zfh)
+    ("fmin.s {d}, {a}, {b}", "ff", (0x3F80_0000, BOX | 0x4000_0000), BOX | 0x4000_0000),
+    # moves of the raw bits: no check
+    ("fmv.x.w {d}, {a}", "xf", (0x0000_0000_8000_0000,), 0xFFFF_FFFF_8000_0000),
+    ("fsgnj.d {d}, {a}, {b}", "ff", (0x7FFF_FFFF_1111_1111, 0x8000_0000_0000_0000), 0xFFFF_FFFF_1111_1111),
+]
+
+
+def test_single_precision_values_are_nan_boxed_as_the_f_extension_says(tmp_path):
+    """The simulator's build of the engine (sim/build/engine.py) boxes every single it
+    computes and reads an operand that is not boxed as the canonical NaN; so do the
+    simulator's own instructions (Zfh's conversions). The cases of the official tests'
+    rv64ud `move` and riscv-arch-test's `fcvt.s.l` are among these."""
+    bodies = []
+    for n, (text, kinds, operands, _) in enumerate(NAN_BOXING):
+        into = "fmv.x.d %0, ft2" if kinds[0] == "f" else "mv %0, t2"
+        load = [f"fmv.d.x ft{i}, %{i + 1}" if kinds[1] == "f" else f"mv t{i}, %{i + 1}" for i in range(2)]
+        names = {"f": ("ft2", "ft0", "ft1"), "x": ("t2", "t0", "t1")}
+        d = names[kinds[0]][0]
+        a, b = names[kinds[1]][1:]
+        insn = text.format(d=d, a=a, b=b)
+        bodies.append(f'    __asm__ volatile("{load[0]}\\n{load[1]}\\n{insn}\\n{into}" : "=r"(out[{n}]) '
+                      f': "r"(in[{2 * n}]), "r"(in[{2 * n + 1}]) : "t0", "t1", "t2", "ft0", "ft1", "ft2");')
+    operands = [v for _, _, ops, _ in NAN_BOXING for v in (*ops, *(0,) * (2 - len(ops)))]
+    source = ("#include \"kmx.h\"\nstatic const uint64_t in[] = {" + ", ".join(f"{v:#x}ull" for v in operands)
+              + "};\nint kmx_main(int core) {\n    (void)core;\n    uint64_t bytes;\n"
+              + "    volatile uint64_t *out = (volatile uint64_t *)kmx_region(0, &bytes);\n"
+              + "\n".join(bodies) + "\n    kmx_flush(0);\n    return 0;\n}\n")
+    program = program_for(source, tmp_path, regions={"out": 8 * len(NAN_BOXING)})
+    with km.Session() as session:
+        run = session.load(program)
+        assert run.thread_result(timeout=60).code == 0
+        run.stop()
+        got = [int(v) for v in run.thread.read("out").view(np.uint64)]
+    wrong = [f"{text} of {', '.join(f'{v:#x}' for v in ops)}: {g:#x}, the spec {want:#x}"
+             for (text, _, ops, want), g in zip(NAN_BOXING, got) if g != want]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_flh_and_fsh_go_through_the_cache_model_and_fault_like_a_load(tmp_path):

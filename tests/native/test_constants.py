@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
+from komorebi.sim.hart import engine  # (first: it loads the simulator's build of the engine)
+
 import unicorn
 import unicorn.riscv_const as riscv
 
 from komorebi.sim import layout
 from komorebi.sim.cache import model, registers
-from komorebi.sim.hart import engine
 from komorebi.sim.native import hooks
 
 HEADER = hooks.FOLDER / "hooks.h"

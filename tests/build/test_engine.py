@@ -1,0 +1,103 @@
+"""The simulator's build of the engine (sim/build/engine.py): Unicorn's published source
+with the patches, loaded in place of the library the binding ships."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import textwrap
+
+import pytest
+
+from komorebi.sim.build import engine as engine_build
+from komorebi.sim.build.cache import BuildError
+from komorebi.sim.hart import engine
+
+
+def test_the_binding_runs_the_simulators_build():
+    from unicorn.unicorn_py3.unicorn import uclib
+
+    folder = engine.LIBRARY_FOLDER
+    assert folder in (engine_build.BUILT_FOLDER, *(engine_build.cache_dir() / "engine").glob("*"))
+    assert engine_build._intact(folder, engine_build._key())
+    assert (folder / engine_build.LIBRARY).samefile(uclib._name)
+
+
+def test_unicorn_imported_before_komorebi_is_refused_with_what_to_do(tmp_path):
+    script = textwrap.dedent("""
+        import unicorn
+        try:
+            import komorebi.sim.hart.engine
+        except ImportError as error:
+            print("REFUSED", error)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout
+    assert said.startswith("REFUSED komorebi-sim runs its own build of Unicorn 2.1.4"), said
+    assert "imported `unicorn` before komorebi" in said and "Import komorebi before unicorn." in said
+
+
+def test_unicorn_imported_after_komorebi_is_the_simulators_build(tmp_path):
+    script = "import komorebi.sim.hart.engine as e\nfrom unicorn.unicorn_py3.unicorn import uclib\nprint(e.LIBRARY_FOLDER, uclib._name)\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    folder, loaded = done.stdout.split()
+    assert loaded.startswith(folder)
+
+
+def _tree(tmp_path):
+    root = tmp_path / "src"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "f.c").write_text("one\ntwo\nthree\nfour\nfive\nsix\n")
+    return root
+
+
+PATCH = """diff --git a/a/f.c b/a/f.c
+--- a/a/f.c
++++ b/a/f.c
+@@ -2,3 +2,4 @@
+ two
+-three
++THREE
++three and a half
+ four
+@@ -6,1 +7,1 @@
+-six
++SIX
+"""
+
+
+def test_a_patch_applies_hunk_by_hunk(tmp_path):
+    root = _tree(tmp_path)
+    engine_build.apply_patch(root, PATCH, "test.patch")
+    assert (root / "a" / "f.c").read_text() == "one\ntwo\nTHREE\nthree and a half\nfour\nfive\nSIX\n"
+
+
+def test_a_hunk_that_does_not_match_the_source_is_an_error_naming_it(tmp_path):
+    root = _tree(tmp_path)
+    (root / "a" / "f.c").write_text("one\ntwo\n3\nfour\nfive\nsix\n")
+    with pytest.raises(BuildError, match=r"engine patch test.patch: a hunk at line 2 of a/f.c does not match"):
+        engine_build.apply_patch(root, PATCH, "test.patch")
+
+
+def test_the_patches_apply_to_the_published_source(tmp_path):
+    """Each patch applies, hunk for hunk, to Unicorn's sdist (the one the install fetched)."""
+    source = engine_build.SOURCE_FOLDER / engine_build.SOURCE
+    if not source.is_file():
+        pytest.skip("the install has no copy of the engine's source (a build from the cache's)")
+    assert engine_build._hash(source) == engine_build.SOURCE_SHA256
+    with tarfile.open(source) as archive:
+        wanted = {f"unicorn-{engine_build.VERSION}/src/qemu/target/riscv/{name}"
+                  for name in ("fpu_helper.c", "insn_trans/trans_rvf.inc.c")}
+        members = [m for m in archive.getmembers() if m.name in wanted]
+        try:
+            archive.extractall(tmp_path, members=members, filter="data")
+        except TypeError:  # (a Python without extraction filters)
+            archive.extractall(tmp_path, members=members)
+    root = tmp_path / f"unicorn-{engine_build.VERSION}" / "src"
+    for patch in engine_build.patches():
+        engine_build.apply_patch(root, patch.read_text(), patch.name)
+    helper = (root / "qemu/target/riscv/fpu_helper.c").read_text()
+    assert "check_nanbox_s" in helper and "nanbox_s(float32_add(" in helper
