@@ -289,7 +289,7 @@ def encode(name: str, vd: int, vs2: int, masked: bool = False) -> int:
 
 
 def test_the_encodings_are_the_assemblers():
-    assert encode("vfncvtbf16.f.f.w", 1, 2) == 0x4A2E90D7  # (the ones the chip was probed with)
+    assert encode("vfncvtbf16.f.f.w", 1, 2) == 0x4A2E90D7  # (vfncvtbf16.f.f.w v1, v2, as the assembler has it)
     assert encode("sf.vfnrclip.x.f.qf", 1, 4) == 0x8E4550DB
 
 

@@ -108,7 +108,7 @@ def test_every_vector_instruction_is_named_as_the_assembler_spells_it(tmp_path):
     (0x00056407, "vle32.v"),  # (masked: vm 0)
     (0x00052407, None),  # flw
     (0x0000_0033, None),  # add
-    (0x4A2E90D7, "vfncvtbf16.f.f.w"),  # (the form the X280 was probed with)
+    (0x4A2E90D7, "vfncvtbf16.f.f.w"),  # (v1, v2)
     (0x8E4550DB, "sf.vfnrclip.x.f.qf"),
     (0x8A4550DB, "sf.vfnrclip.xu.f.qf"),
     (0x924550DB, None),  # custom-2, OPFVF, funct6 0x24: none of the X280's

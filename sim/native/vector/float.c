@@ -376,7 +376,10 @@ int vector_bf16_convert(Op *o) {
  * the product; NX of an inexact conversion, NV of a NaN or a value the clip changed, and
  * not NX then); vxsat is not touched. SEW is the destination's, 8 (another is reserved);
  * vs2 has EEW 32 and EMUL 4 * LMUL, so LMUL is 1/8 to 2; vd may overlap vs2 only in vs2's
- * lowest-numbered register, as any narrowing instruction's destination (RVV 1.0, 5.2). */
+ * lowest-numbered register, as any narrowing instruction's destination (RVV 1.0, 5.2).
+ * The encoding, the operands, the LMULs and that frm rounds are LLVM's and GCC's; the
+ * rounded product, a NaN's value, the flags and the overlap rule are the simulator's
+ * choices where those say nothing (docs/simulator.md, bfloat16 and the clip). */
 int vector_float_clip(Op *o) {
     Hart *h = o->h;
     VectorUnit *v = o->v;
