@@ -21,9 +21,9 @@ then an add (the vector code's vfmul.vv and vfredosum.vs) give the same bits, so
 setup's checksum must agree (else the script exits with status 1).
 
 Two builds of each, as in bench/vs_qemu.py, whose machinery this script imports: **card**
-(the simulator's default target, `-mcpu=sifive_x280`: the X280 with its vector unit, RVV
-1.0 with VLEN 512, which clang vectorises these loops for; the script lists the vector
-instructions of each kernel's machine code and says when one has none) and **RV64GC**
+(the simulator's default target, `-mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf`: the X280 with
+its vector unit, RVV 1.0 with VLEN 512, which clang vectorises these loops for; the script
+lists the vector instructions of each kernel's machine code and says when one has none) and **RV64GC**
 (`KMX_CFLAGS=-march=rv64gc`). Setups:
 
 - card sim and RV64GC sim: a komorebi thread through the public API, every datum in a
@@ -307,7 +307,7 @@ def main() -> None:
             "median": {setup: m[setup] for setup in ("card", "rv64gc", "qemu_card", "qemu_rv64gc")} | {"bare": m[variant]},
         })
     print()
-    print(f"best of {args.repeat}, ms (card: -mcpu=sifive_x280, vectorised; rv64gc: -march=rv64gc; bare: the RV64GC "
+    print(f"best of {args.repeat}, ms (card: -mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf, vectorised; rv64gc: -march=rv64gc; bare: the RV64GC "
           "build on bare Unicorn; qemu card: -cpu with V, VLEN 512):")
     print_table(rows)
     print("medians, ms, and the ratios from them (the machine is noisy; best-of and median can differ):")

@@ -20,9 +20,9 @@ Kernels (bench/kernels/, one C file each, the kernel a `noinline` function):
   the fused and unfused sums agree).
 
 Two builds of each: **RV64GC** (`KMX_CFLAGS=-march=rv64gc`, what the engine runs by
-itself) and **card** (the simulator's default, `-mcpu=sifive_x280`: the X280 with its
-vector unit, RVV 1.0 with VLEN 512, whose Zba and Zbb the loader rewrites into RV64GC
-stubs and whose other new instructions, the vector unit's among them, run in C:
+itself) and **card** (the simulator's default, `-mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf`:
+the X280 with its vector unit, RVV 1.0 with VLEN 512, whose Zba and Zbb the loader rewrites
+into RV64GC stubs and whose other new instructions, the vector unit's among them, run in C:
 sim/native/isa.c and sim/native/vector/). The first table compares the RV64GC builds of the four first
 kernels three ways, as before; the second the card builds of all six: through the
 simulator against the simulator's RV64GC build, and against qemu-riscv64 running the
@@ -472,7 +472,7 @@ def main() -> None:
         print(f"targets (sim/bare <= {TARGET_BARE}, sim/qemu <= {TARGET_QEMU:g}): "
               + (f"missed on {', '.join(missed)}" if missed else "met on every kernel"))
     print()
-    print("card builds (the X280, -mcpu=sifive_x280, with its vector unit), against the simulator's RV64GC build "
+    print("card builds (the X280, -mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf, with its vector unit), against the simulator's RV64GC build "
           "and qemu-riscv64's card build:")
     print_card_table(card_rows)
     print("from the medians:")

@@ -1,11 +1,12 @@
 """Compiling a thread: the compiler driver over the build cache (sim.build.cache).
 
 The default compiler is the `ziglang` package's clang (`python -m ziglang cc`), for the
-X280 itself, vector unit and all (sim.isa.target: `-mcpu=sifive_x280`). `KMX_CC` names
-another command that takes clang's or gcc's flags; `KMX_CFLAGS` adds flags (for example
-`-O0`) to the compile of each of the thread's own files and to the link; the runtime's
-files get only its target (-march, -mcpu, -mabi). The ELF keeps its debug info, so faults and
-findings can name source lines.
+X280 itself, vector unit and all (sim.isa.target:
+`-mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf`). `KMX_CC` names another command that takes
+clang's or gcc's flags; `KMX_CFLAGS` adds flags (for example `-O0`) to the compile of each
+of the thread's own files and to the link; the runtime's files get only its target
+(-march, -mcpu, -mabi). The ELF keeps its debug info, so faults and findings can name
+source lines.
 
 A thread is built as a C toolchain builds a program: each source (the runtime's and the
 thread's) compiled to an object, then the objects linked. Each step is an entry of the

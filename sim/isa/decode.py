@@ -108,6 +108,16 @@ _LACKING_OP_IMM = {  # OP-IMM (0x13): (imm[11:6], funct3) -> ...
     (0x0A, 1): ("Zbs", "bseti"), (0x12, 1): ("Zbs", "bclri"), (0x1A, 1): ("Zbs", "binvi"),
     (0x12, 5): ("Zbs", "bexti"),
 }
+_LACKING_OP_V = {  # OP-V (0x57): (funct3, funct6) -> ... (with the vector unit's OPIVV 0, OPFVV 1,
+    # OPMVV 2, OPIVI 3, OPIVX 4, OPFVF 5; the unary ones of OPMVV's funct6 0x12 by vs1 below)
+    (1, 0x3B): ("Zvfbfwma", "vfwmaccbf16.vv"), (5, 0x3B): ("Zvfbfwma", "vfwmaccbf16.vf"),
+    (0, 0x01): ("Zvkb", "vandn.vv"), (4, 0x01): ("Zvkb", "vandn.vx"),
+    (0, 0x14): ("Zvkb", "vror.vv"), (4, 0x14): ("Zvkb", "vror.vx"), (3, 0x14): ("Zvkb", "vror.vi"),
+    (3, 0x15): ("Zvkb", "vror.vi"), (0, 0x15): ("Zvkb", "vrol.vv"), (4, 0x15): ("Zvkb", "vrol.vx"),
+    (0, 0x35): ("Zvbb", "vwsll.vv"), (4, 0x35): ("Zvbb", "vwsll.vx"), (3, 0x35): ("Zvbb", "vwsll.vi"),
+}
+_LACKING_VXUNARY0 = {8: ("Zvkb", "vbrev8.v"), 9: ("Zvkb", "vrev8.v"), 10: ("Zvbb", "vbrev.v"),
+                     12: ("Zvbb", "vclz.v"), 13: ("Zvbb", "vctz.v"), 14: ("Zvbb", "vcpop.v")}
 EXTENSIONS = {
     "V": "the vector unit",
     "Zbs": "single-bit instructions",
@@ -117,6 +127,10 @@ EXTENSIONS = {
     "Zicbom": "cache-block management",
     "Zicboz": "cache-block zero",
     "Zfa": "additional floating point",
+    "Zfbfmin": "scalar BF16 conversions",
+    "Zvfbfwma": "vector BF16 widening multiply-add",
+    "Zvkb": "vector bit manipulation for cryptography",
+    "Zvbb": "vector basic bit manipulation",
     "Q": "quad precision",
     "Zcb": "more compressed instructions",
     "SiFive cache": "SiFive's L1 cache instructions",
@@ -124,9 +138,11 @@ EXTENSIONS = {
 
 
 def lacking(insn: int) -> tuple[str, str] | None:
-    """(extension, instruction) for INSN when it belongs to an extension the X280 lacks, or
-    to V ("V" and the vector instruction's name: the unit runs every one it does not
-    refuse, so one that reaches Python was refused); None when it is none known."""
+    """(extension, instruction) for INSN when it belongs to an extension the X280 lacks (the
+    card traps on it: Zbs, Zbc, Zicond, Zicbom, Zfa, Zfbfmin, Zvfbfwma, Zvkb, Zvbb, ...), or
+    to V ("V" and the vector instruction's name, Zvfbfmin's and SiFive's Xsfvfnrclipxfqf's
+    among them: the unit runs every one it does not refuse, so one that reaches Python was
+    refused); None when it is none known."""
     if insn & 3 != 3:
         quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
         if quadrant == 0 and funct3 == 4:
@@ -135,6 +151,11 @@ def lacking(insn: int) -> tuple[str, str] | None:
             return "Zcb", "c.zext, c.sext, c.not or c.mul"
         return None
     opcode, funct3, funct7 = insn & 0x7F, _bits(insn, 14, 12), insn >> 25
+    if opcode == 0x57:
+        if funct3 == 2 and insn >> 26 == 0x12 and _bits(insn, 19, 15) in _LACKING_VXUNARY0:
+            return _LACKING_VXUNARY0[_bits(insn, 19, 15)]
+        if (funct3, insn >> 26) in _LACKING_OP_V:
+            return _LACKING_OP_V[funct3, insn >> 26]
     name = vector_name(insn)
     if name is not None:
         return "V", name
@@ -160,6 +181,10 @@ def lacking(insn: int) -> tuple[str, str] | None:
             return "Zfa", "fli"
         if funct7 in (0x20, 0x21, 0x22) and _bits(insn, 24, 20) in (4, 5):
             return "Zfa", "fround or froundnx"
+        if funct7 == 0x22 and _bits(insn, 24, 20) == 8:
+            return "Zfbfmin", "fcvt.bf16.s"
+        if funct7 == 0x20 and _bits(insn, 24, 20) == 6:
+            return "Zfbfmin", "fcvt.s.bf16"
         if funct7 in (0x50, 0x51, 0x52) and funct3 in (4, 5):
             return "Zfa", "fleq or fltq"
     if opcode in (0x07, 0x27) and funct3 == 4:
@@ -172,25 +197,32 @@ def lacking(insn: int) -> tuple[str, str] | None:
 
 
 @cache
-def _operations() -> tuple[dict[tuple[int, int], vector.Operation], dict[tuple[int, int, int], str]]:
-    """ops.def's rows by (funct3, funct6), and the unary ones' names by (funct3, funct6, vs1)."""
-    rows, unary = {}, {}
+def _operations() -> tuple[dict[tuple[int, int], vector.Operation], dict[tuple[int, int, int], str],
+                           dict[tuple[int, int], str]]:
+    """ops.def's OP-V rows by (funct3, funct6), the unary ones' names by (funct3, funct6,
+    vs1), and SiFive's custom-2 ones' names by (funct3, funct6)."""
+    rows, unary, sifive = {}, {}, {}
     for op in vector.operations():
         for funct3 in op.funct3s:
-            if op.vs1 is None:
+            if op.opcode == vector.CUSTOM_2:
+                sifive[funct3, op.funct6] = op.name
+            elif op.vs1 is None:
                 rows[funct3, op.funct6] = op
             else:
                 unary[funct3, op.funct6, op.vs1] = op.name
-    return rows, unary
+    return rows, unary, sifive
 
 
 def vector_name(insn: int) -> str | None:
-    """The mnemonic of INSN when it is a vector instruction (OP-V, or a vector load or
-    store): "vfadd.vv", "vle32.v", "vluxseg2ei16.v"; "an encoding RVV 1.0 reserves" for
-    one of theirs that no instruction has; None for an instruction that is not a vector one."""
+    """The mnemonic of INSN when it is a vector instruction (OP-V, a vector load or store,
+    or one of SiFive's in custom-2 that the X280 has): "vfadd.vv", "vle32.v",
+    "vluxseg2ei16.v", "sf.vfnrclip.x.f.qf"; "an encoding RVV 1.0 reserves" for one of
+    theirs that no instruction has; None for an instruction that is not a vector one."""
     opcode, funct3 = insn & 0x7F, _bits(insn, 14, 12)
     if insn & 3 == 3 and vector.is_memory(insn):
         return _vector_memory_name(insn, opcode == 0x27, 8 if funct3 == 0 else 8 << (funct3 - 4))
+    if opcode == vector.CUSTOM_2:
+        return _operations()[2].get((funct3, insn >> 26))
     if opcode != 0x57:
         return None
     reserved = "an OP-V encoding RVV 1.0 reserves"
@@ -202,7 +234,7 @@ def vector_name(insn: int) -> str | None:
         return "vsetvl" if insn >> 25 == 0x40 else reserved
     funct6, vm, vs2, vs1 = insn >> 26, _bits(insn, 25, 25), _bits(insn, 24, 20), _bits(insn, 19, 15)
     kind = {0: "v", 4: "x", 3: "i", 2: "v", 6: "x", 1: "v", 5: "f"}[funct3]
-    rows, unary = _operations()
+    rows, unary, _ = _operations()
     if (funct3, funct6, vs1) in unary:
         return unary[funct3, funct6, vs1]
     op = rows.get((funct3, funct6))

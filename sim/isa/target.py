@@ -3,18 +3,25 @@
 The card's X280 cores run `rv64imafdcv_zicsr_zifencei_zfh_zba_zbb` (ISA_STRING: the
 `riscv,isa` of the card's device tree, tt-bh-linux x280.dts), and their vector unit is
 RVV 1.0 with VLEN 512, ELEN 64 and Zvfh (half-precision vector floating point): the CPU
-that clang and zig call `sifive_x280`. The simulator runs all of it: RV64GC in the engine,
-Zba, Zbb and Zfh (with Zfhmin) in C (sim/native/isa.c), and the vector unit in C
-(sim/native/vector/). So threads are compiled, by default, for the X280
-itself: zig's `-mcpu=sifive_x280`, which tells the compiler VLEN is 512 and gives it the
-X280's scheduling model (DEFAULT_MARCH is the same target in gcc's spelling).
+that clang and zig call `sifive_x280`. Probed on a P300 with guarded instructions, the
+chip also runs two vector extensions that neither the device tree nor that CPU names
+(MEASURED): Zvfbfmin (conversions between bfloat16 and binary32) and SiFive's
+Xsfvfnrclipxfqf (binary32 to int8 or uint8, scaled, rounded and clipped); and it traps on
+Zbs, Zicond, Zbc, Zfbfmin, Zvfbfwma, Zvkb, Zvbb, Zicbom and Zfa. The simulator runs all
+the X280 has: RV64GC in the engine, Zba, Zbb and Zfh (with Zfhmin) in C
+(sim/native/isa.c), and the vector unit, the two measured extensions with it, in C
+(sim/native/vector/). So threads are compiled, by default, for the X280 itself:
+DEFAULT_CPU, zig's `-mcpu=sifive_x280+zvfbfmin+xsfvfnrclipxfqf`, which tells the compiler
+VLEN is 512, gives it the X280's scheduling model and lets it use the measured
+extensions (DEFAULT_MARCH is the same target in gcc's spelling).
 
 A thread's build may name its target in KMX_CFLAGS, in gcc's spelling (`-march=rv64gcv_zba`)
 or clang's and zig's (`-mcpu=sifive_x280`, `-mcpu=baseline_rv64+zbb`). zig's clang takes
-only `-mcpu`, so `zig_cpu` translates `-march` for it (to `-mcpu=sifive_x280` when the
-extensions are exactly the X280's, else to `generic_rv64+...`); and a target that asks for
-what the X280 does not have is refused before anything is compiled (TargetError), naming
-what it asked for and what the simulator runs.
+only `-mcpu`, so `zig_cpu` translates `-march` for it (to `-mcpu=sifive_x280`, with a
+`+` for each measured extension named, when the extensions include all of that CPU's,
+else to `generic_rv64+...`); and a target that asks for what the X280 does not have is
+refused before anything is compiled (TargetError), naming what it asked for and what the
+simulator runs.
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ from typing import Iterable, Sequence
 from ..build import libc
 
 ISA_STRING = "rv64imafdcv_zicsr_zifencei_zfh_zba_zbb"
-DEFAULT_CPU = "sifive_x280"
-DEFAULT_MARCH = "rv64gcv_zba_zbb_zfh_zvfh_zvl512b"  # (DEFAULT_CPU in gcc's spelling, for messages)
-RUNS = "rv64imafdcv_zicsr_zifencei_zba_zbb_zfh_zfhmin_zvfh_zvfhmin_zvl512b"  # what the simulator runs
+# The X280's extensions that zig's and clang's CPU sifive_x280 lacks, measured on a P300.
+MEASURED = ("zvfbfmin", "xsfvfnrclipxfqf")
+DEFAULT_CPU = "sifive_x280+zvfbfmin+xsfvfnrclipxfqf"
+DEFAULT_MARCH = "rv64gcv_zba_zbb_zfh_zvfh_zvfbfmin_zvl512b_xsfvfnrclipxfqf"  # (DEFAULT_CPU in gcc's spelling)
+RUNS = "rv64imafdcv_zicsr_zifencei_zba_zbb_zfh_zfhmin_zvfbfmin_zvfh_zvfhmin_zvl512b_xsfvfnrclipxfqf"  # what it runs
 VLEN = 512
 
 # Extensions the simulator runs, and the smaller ones they contain (which compilers also
@@ -37,7 +46,7 @@ VLEN = 512
 # many bits: true of the X280's 512), and the Zvl1024b and up it is refused for.
 SIMULATED = frozenset(
     "i m a f d c zicsr zifencei zicntr zmmul zaamo zalrsc zca zcd zba zbb zfh zfhmin "
-    "v zve32x zve32f zve64x zve64f zve64d zvfh zvfhmin".split()
+    "v zve32x zve32f zve64x zve64f zve64d zvfh zvfhmin zvfbfmin xsfvfnrclipxfqf".split()
 )
 ZVL = re.compile(r"^zvl(\d+)b$")
 EXPANDS = {"g": ("i", "m", "a", "f", "d", "zicsr", "zifencei")}
@@ -50,6 +59,7 @@ IMPLIES = {
     "v": ("zve64d", "zvl128b"), "zve64d": ("zve64f", "d"), "zve64f": ("zve64x", "zve32f"),
     "zve64x": ("zve32x", "zvl64b"), "zve32f": ("zve32x", "f"), "zve32x": ("zvl32b", "zicsr"),
     "zvfh": ("zvfhmin", "zfhmin"), "zvfhmin": ("zve32f",),
+    "zvfbfmin": ("zve32f",), "xsfvfnrclipxfqf": ("zve32f",),
 }
 # Extensions that are hints the engine runs as what they are encoded as (zihintpause's
 # pause is a fence, zihintntl's hints are adds to x0): accepted, and passed on. LLVM
@@ -90,13 +100,16 @@ NAMES = {
     "zvks": "the vector ShangMi cryptography",
     "zvksc": "the vector ShangMi cryptography with carry-less multiplication",
     "zvksg": "the vector ShangMi cryptography with GCM",
-    "zvfbfmin": "vector BF16 conversions",
+    "zfbfmin": "scalar BF16 conversions",
     "zvfbfwma": "vector BF16 widening multiply-add",
 }
 
-# -mcpu names of the X280 (clang's, zig's), and the extensions each gives.
+# -mcpu names of the X280 (clang's, zig's), and the extensions the CPU gives (X280_CPU);
+# the X280's own, which the simulator runs and compiles for by default, are those and
+# the measured ones (X280).
 X280_CPUS = {"sifive_x280", "sifive-x280"}
-X280 = ("g", "c", "v", "zba", "zbb", "zfh", "zvfh", "zvl512b")
+X280_CPU = ("g", "c", "v", "zba", "zbb", "zfh", "zvfh", "zvl512b")
+X280 = (*X280_CPU, *MEASURED)
 BASELINES = {"baseline_rv64": ("g", "c"), "generic_rv64": ("i",), "generic-rv64": ("i",), "generic": ("i",)}
 
 
@@ -107,8 +120,9 @@ class TargetError(ValueError):
 def _runs_line() -> str:
     return (
         f"The simulated X280 runs {RUNS} (the card's {ISA_STRING}, whose vector unit has "
-        f"VLEN {VLEN} and Zvfh); the default target is the X280 itself, -mcpu={DEFAULT_CPU} "
-        f"(-march={DEFAULT_MARCH} in gcc's spelling)."
+        f"VLEN {VLEN} and Zvfh, and, measured on a P300, Zvfbfmin and SiFive's Xsfvfnrclipxfqf); "
+        f"the default target is the X280 itself, -mcpu={DEFAULT_CPU} (-march={DEFAULT_MARCH} in "
+        f"gcc's spelling)."
     )
 
 
@@ -117,8 +131,9 @@ def _refuse(flag: str, what: str) -> TargetError:
 
 
 def _vector(name: str) -> bool:
-    """NAME is of the vector unit (V, a Zve*, a Zvl*b, a Zv* the X280 runs or lacks)."""
-    return name == "v" or name.startswith("zv")
+    """NAME is of the vector unit (V, a Zve*, a Zvl*b, a Zv* the X280 runs or lacks, SiFive's
+    Xsfv*)."""
+    return name == "v" or name.startswith(("zv", "xsfv"))
 
 
 def implied(extensions: Iterable[str]) -> frozenset[str]:
@@ -192,7 +207,7 @@ def mcpu_extensions(mcpu: str) -> list[str]:
     # zig's changes: +feature adds one, -feature takes one away with what needs it
     # (sifive_x280-v: the X280 without its vector unit, so without any Zv* either)
     changes = [(c[0], c[1:].lower().replace("-", "_")) for c in re.findall(r"[+-][^+-]+", mcpu[len(name):])]
-    features = list(X280) if name in X280_CPUS else list(BASELINES[name])
+    features = list(X280_CPU) if name in X280_CPUS else list(BASELINES[name])
     for sign, feature in changes:
         if feature in TUNING:
             continue
@@ -206,9 +221,14 @@ def mcpu_extensions(mcpu: str) -> list[str]:
 
 
 def zig_cpu(extensions: Sequence[str]) -> str:
-    """zig's -mcpu for EXTENSIONS: the X280's own when they are exactly its extensions."""
-    if implied(extensions) == implied(X280):
-        return f"-mcpu={DEFAULT_CPU}"
+    """zig's -mcpu for EXTENSIONS: the X280's own CPU when they include all of its
+    extensions, with a + for each further one (the measured ones first: DEFAULT_CPU for
+    the whole X280); else generic_rv64 and a + for each."""
+    cpu = implied(X280_CPU)
+    if implied(extensions) >= cpu:
+        extra = sorted({e for e in extensions if e not in cpu and e not in EXPANDS},
+                       key=lambda e: (MEASURED.index(e) if e in MEASURED else len(MEASURED), e))
+        return "-mcpu=sifive_x280" + "".join(f"+{e}" for e in extra)
     return "-mcpu=generic_rv64" + "".join(f"+{e}" for e in sorted(set(extensions) - {"i"}))
 
 
@@ -218,8 +238,10 @@ LIBRARY_CPUS = tuple(libc.CPUS.values())
 
 
 def library_cpu(extensions: Sequence[str]) -> str:
-    """zig's -mcpu for the C library a thread of EXTENSIONS links."""
-    return LIBRARY_CPUS[0] if implied(extensions) >= implied(X280) else LIBRARY_CPUS[1]
+    """zig's -mcpu for the C library a thread of EXTENSIONS links: the X280's own build
+    (-mcpu=sifive_x280, without the measured extensions, which the library has no use for)
+    for a thread built for all of that CPU, the X280's default among them; else RV64GC's."""
+    return LIBRARY_CPUS[0] if implied(extensions) >= implied(X280_CPU) else LIBRARY_CPUS[1]
 
 
 def target(flags: Sequence[str]) -> tuple[list[str], list[str]]:

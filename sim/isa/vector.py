@@ -1,6 +1,7 @@
 """The vector unit's words, for messages: vtype as RVV's assembly writes it, the names of
 the vector loads and stores, and the table of OP-V operations the unit itself is built
-from (sim/native/vector/ops.def, read as text: the one place that names them)."""
+from (sim/native/vector/ops.def, read as text: the one place that names them), SiFive's
+in the custom-2 major opcode among them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 OPS = Path(__file__).resolve().parent.parent / "native" / "vector" / "ops.def"
+OP_V, CUSTOM_2 = 0x57, 0x5B  # the major opcodes of ops.def's rows: RVV's, and SiFive's (its SF_ shapes)
 # The funct3 of each family of ops.def's shapes, by the letter its forms column uses
 _FAMILY_FORMS = {
     "OPI": {"V": 0, "X": 4, "I": 3, "U": 3},
@@ -23,14 +25,16 @@ class Operation:
     """A row of ops.def: an OP-V operation, or (VS1 set) one instruction of a funct6 whose
     instructions the vs1 field chooses."""
 
-    shape: str  # INT, FIXED, INT_CMP, NARROW, MUL_REDUCE, FLOAT, ... (ops.def says each)
+    shape: str  # INT, FIXED, INT_CMP, NARROW, MUL_REDUCE, FLOAT, ..., SF_FLOAT (ops.def says each)
     funct6: int
-    name: str  # its mnemonic's stem: "vadd", "vwaddu.w"; whole for a unary one: "vzext.vf2"
+    name: str  # its mnemonic's stem: "vadd", "vwaddu.w"; whole for a unary one ("vzext.vf2") and SiFive's
     funct3s: frozenset[int]  # the funct3 it has
     vs1: int | None = None
+    opcode: int = OP_V  # its major opcode: OP-V, or custom-2 for SiFive's (SF_FLOAT)
 
 
 def _family(shape: str) -> str:
+    shape = shape.removeprefix("SF_")
     return "OPM" if shape.startswith("MUL") else "OPF" if shape.startswith("FLOAT") else "OPI"
 
 
@@ -47,7 +51,8 @@ def operations() -> tuple[Operation, ...]:
                                   int(columns[0])))
         else:
             rows.append(Operation(shape, int(f6, 16), columns[0].replace("_", "."),
-                                  frozenset(family[letter] for letter in columns[1])))
+                                  frozenset(family[letter] for letter in columns[1]),
+                                  opcode=CUSTOM_2 if shape.startswith("SF_") else OP_V))
     return tuple(rows)
 
 VILL = 1 << 63
@@ -68,8 +73,9 @@ def vtype_text(vtype: int) -> str:
 
 
 def is_float(insn: int) -> bool:
-    """Whether INSN is a vector floating-point instruction (OPFVV, OPFVF)."""
-    return insn & 0x7F == 0x57 and (insn >> 12) & 7 in (1, 5)
+    """Whether INSN is a vector floating-point instruction (OPFVV, OPFVF; SiFive's OPFVF
+    ones in custom-2 too)."""
+    return insn & 0x7F in (OP_V, CUSTOM_2) and (insn >> 12) & 7 in (1, 5)
 
 
 def is_memory(insn: int) -> bool:

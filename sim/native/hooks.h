@@ -408,7 +408,7 @@ int noc_holds(const Region *r, uint64_t offset, uint64_t size, uint64_t value);
 
 /* softfloat.c */
 enum { RM_RNE = 0, RM_RTZ = 1, RM_RDN = 2, RM_RUP = 3, RM_RMM = 4, RM_DYN = 7, RM_ROD = 8 /* (vfncvt.rod's) */ };
-enum { FP_HALF, FP_SINGLE, FP_DOUBLE };
+enum { FP_HALF, FP_SINGLE, FP_DOUBLE, FP_BFLOAT /* (bfloat16: Zvfbfmin's conversions) */ };
 enum { FFLAG_NX = 1, FFLAG_UF = 2, FFLAG_OF = 4, FFLAG_DZ = 8, FFLAG_NV = 16 };
 #define HALF_NAN 0x7E00u
 uint64_t fp_add(int format, uint64_t a, uint64_t b, int rm, uint32_t *flags);

@@ -377,6 +377,7 @@ static int decode_op(uint32_t insn) {
     case 0x07: return f3 == 1 ? OP_FLH : f3 == 2 ? OP_FLW : f3 == 3 ? OP_FLD : (f3 == 0 || f3 >= 5) ? OP_VLOAD : 0;
     case 0x27: return f3 == 1 ? OP_FSH : f3 == 2 ? OP_FSW : f3 == 3 ? OP_FSD : (f3 == 0 || f3 >= 5) ? OP_VSTORE : 0;
     case 0x57: return OP_VECTOR;
+    case 0x5B: return f3 == 5 ? OP_VECTOR : 0; /* custom-2: SiFive's Xsfvfnrclipxfqf (OPFVF) */
     case 0x2F: { /* funct5: add 0, swap 1, (lr 2, sc 3), xor 4, or 8, and 12, min 16, max 20, minu 24, maxu 28 */
         uint32_t f5 = insn >> 27;
         if (f5 == 6 || f5 == 7) /* lr's and sc's stand-ins: funct5 + 4 (sim/isa/stand_in.py) */

@@ -1,7 +1,9 @@
 /* softfloat.c: IEEE 754 binary16, binary32 and binary64 arithmetic exactly, in integers:
  * Zfh's half precision, the vector unit's floating point at SEW 16, 32 and 64
  * (vector/float.c), and the F and D instructions the engine runs unlike the X280 (fmin,
- * fmax with a signalling NaN).
+ * fmax with a signalling NaN). A fourth format, bfloat16 (binary32's sign and 8-bit
+ * exponent with 7 fraction bits), is there for Zvfbfmin's conversions to and from
+ * binary32: fp_convert rounds to it and widens from it like any other format.
  *
  * Every operation works on exact values: a finite number is sign * mant * 2^exp with an
  * integer mant. Sums are formed in 128 bits with both operands' leading bits at bit 125;
@@ -31,10 +33,11 @@ typedef struct {
     uint64_t canonical_nan;
 } Format;
 
-static const Format FORMATS[3] = {
+static const Format FORMATS[4] = {
     {10, 5, 0x7E00u},                  /* FP_HALF */
     {23, 8, 0x7FC00000u},              /* FP_SINGLE */
     {52, 11, 0x7FF8000000000000ull},   /* FP_DOUBLE */
+    {7, 8, 0x7FC0u},                   /* FP_BFLOAT: bfloat16 (its canonical NaN is binary32's upper half) */
 };
 
 static int msb(u128 v) {

@@ -1,5 +1,5 @@
-"""The native IEEE arithmetic (sim/native/softfloat.c) in binary16, binary32 and binary64,
-called directly, against an oracle written here in exact rationals (fractions).
+"""The native IEEE arithmetic (sim/native/softfloat.c) in binary16, binary32 and binary64
+(and the conversions to and from bfloat16, Zvfbfmin's), called directly, against an oracle written here in exact rationals (fractions).
 
 The oracle rounds the exact result of each operation to the format in each RISC-V rounding
 mode, and derives the flags from their definitions: NX when the rounded result differs from
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from komorebi.sim.native import hooks
 
-FORMATS = {0: (10, 5), 1: (23, 8), 2: (52, 11)}  # FP_HALF, FP_SINGLE, FP_DOUBLE: fraction, exponent bits
+FORMATS = {0: (10, 5), 1: (23, 8), 2: (52, 11), 3: (7, 8)}  # FP_HALF, FP_SINGLE, FP_DOUBLE, FP_BFLOAT: fraction, exponent bits
 RNE, RTZ, RDN, RUP, RMM = range(5)
 NX, UF, OF, DZ, NV = 1, 2, 4, 8, 16
 
@@ -221,8 +221,8 @@ def test_binary64_in_nearest_even_is_what_the_hosts_floats_say(a, b):
 
 
 @settings(max_examples=500, deadline=None)
-@given(which=st.sampled_from([0, 1, 2]), to=st.sampled_from([0, 1, 2]), rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]),
-       data=st.data())
+@given(which=st.sampled_from([0, 1, 2, 3]), to=st.sampled_from([0, 1, 2, 3]),
+       rm=st.sampled_from([RNE, RTZ, RDN, RUP, RMM]), data=st.data())
 def test_conversions_between_formats_round_once(which, to, rm, data):
     a = data.draw(finite_or_special(which))
     f, g = Fmt(which), Fmt(to)
@@ -371,3 +371,29 @@ def test_a_tie_that_the_rounding_to_binary64_made_is_left_to_softfloat():
     a, tiny = 0x3F800800, 0x21800000  # 1 + 2^-12, 2^-60
     assert host_fast(0x2C, SINGLE, a, a, tiny) is None
     assert call("fp_fma", 1, a, a, tiny, 0, 0, RNE) == (0x3F801001, NX)  # 1 + 2^-11 + 2^-23
+
+@pytest.mark.parametrize("rm", [RNE, RTZ, RDN, RUP, RMM])
+def test_every_bfloat16_widens_exactly_and_every_binary32_of_a_sweep_narrows_to_bfloat16_once(rm):
+    """Zvfbfmin's two conversions, FP_BFLOAT (3) to and from FP_SINGLE (1): all 65,536 bfloat16s
+    widen exactly (a signalling NaN raises NV, every NaN becomes binary32's canonical NaN), and
+    binary32s with every pattern of the 16 bits a narrowing drops (each top half of a stride)
+    round once, by the oracle above, with its flags."""
+    f, g = Fmt(3), Fmt(1)
+    if rm == RNE:
+        for a in range(1 << 16):
+            v = f.value(a)
+            want = (g.nan, NV if f.is_snan(a) else 0) if v is None else (a << 16, 0)
+            assert call("fp_convert", 3, 1, a, RNE) == want, hex(a)
+    for top in range(0, 1 << 16, 97):
+        for low in (0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x1234):
+            a = top << 16 | low
+            v = g.value(a)
+            if v is None:
+                want = (f.nan, NV if g.is_snan(a) else 0)
+            elif isinstance(v, float):
+                want = (f.inf | (f.sign if v < 0 else 0), 0)
+            elif v == 0:
+                want = (f.sign if a & g.sign else 0, 0)
+            else:
+                want = f.round(v, rm)
+            assert call("fp_convert", 1, 3, a, rm) == want, (hex(a), rm)

@@ -172,3 +172,81 @@ def test_ctz_of_zero_is_64_as_the_lesson_says(tmp_path, monkeypatch):
     result, _ = _load(source, monkeypatch)
     assert result.code == 0
     assert "The instructions themselves give 64" in page()
+
+
+# -- the second half: bfloat16 rows in, int8 out ------------------------------------------------
+
+QUANTIZE = LESSON / "thread" / "quantize.c"
+QUANTIZE_EXPECTED = (
+    "8 rows of 1000 bfloat16s to int8, scale 42.3333\n"
+    "row 0 starts -1.14062, -1.07031, -0.757812, 0.769531 -> -48, -45, -32, 33\n"
+    "clipped to -128 or 127: 19 of 8000\n"
+    "the same as numpy's: True\n"
+)
+VFWCVTBF16 = lambda i: i & 0xFC0F_F07F == 0x4806_9057  # noqa: E731  (VFUNARY0, vs1 13; any vm)
+SF_VFNRCLIP_X = lambda i: i & 0xFC00_707F == 0x8C00_505B  # noqa: E731  (custom-2, OPFVF, funct6 0x23)
+
+
+def test_the_quantize_program_prints_what_the_lesson_shows():
+    done = run_program(LESSON, "quantize.py")
+    assert done.stdout == QUANTIZE_EXPECTED
+    assert_page_shows(page(), LESSON / "quantize.py", QUANTIZE, output=QUANTIZE_EXPECTED)
+    assert "the 19 numbers beyond about ±3 clip" in page() and "With a scale of 127/3" in page()
+
+
+def _quantize_program(source=QUANTIZE, n=256):
+    from tests.lessons import one_thread_program
+
+    rows = np.arange(n, dtype=np.uint16) | np.uint16(0x3F00)  # (0.5 to 1)
+    return one_thread_program(LESSON, source, regions={"rows": rows, "quantized": n},
+                              words=[int(np.array([np.float32(100.0)]).view(np.uint32)[0])])
+
+
+def test_the_quantize_thread_runs_the_two_extensions_instructions():
+    from tests.threads import machine_cluster, run_to_end
+
+    result, run = run_to_end(_quantize_program())
+    assert result.code == 0
+    found = _instructions(machine_cluster(run, 1).image)
+    assert any(VFWCVTBF16(i) for i in found), "no vfwcvtbf16.f.f.v in the compiled thread"
+    assert any(SF_VFNRCLIP_X(i) for i in found), "no sf.vfnrclip.x.f.qf in the compiled thread"
+    for name in ("vfwcvtbf16.f.f.v", "vfncvtbf16.f.f.w", "sf.vfnrclip.x.f.qf", "sf.vfnrclip.xu.f.qf"):
+        assert f"`{name}`" in page()
+    assert ("One element count `vl` serves all three widths: an int8 group of LMUL 1 holds 64 elements, as do a "
+            "bfloat16 group of LMUL 2 and a `float` group of LMUL 4") in page()
+
+
+def test_the_quantize_mistakes_behave_as_the_lesson_says(monkeypatch, tmp_path):
+    from tests.threads import run_to_end
+
+    monkeypatch.setenv("KMX_CFLAGS", "-mcpu=sifive_x280")
+    with pytest.raises(km.CompileError) as error:
+        run_to_end(_quantize_program())
+    said = "error: builtin requires at least one of the following extensions: zvfbfmin"
+    assert said in str(error.value) and f"`{said}`" in page()
+    monkeypatch.setenv("KMX_CFLAGS", "-march=rv64gcv_zvfbfwma")
+    with pytest.raises(km.CompileError) as error:
+        run_to_end(_quantize_program())
+    said = "the extension zvfbfwma (vector BF16 widening multiply-add), which the X280 does not have"
+    assert said in str(error.value) and f"`{said}`" in page()
+    assert '`KMX_CFLAGS="-march=rv64gcv_zvfbfwma"`' in page()
+    monkeypatch.delenv("KMX_CFLAGS")
+    # (a cast truncates: the page's example, from the program's first row)
+    x, scale = np.float32(0.769531), np.float32(127 / 3)
+    assert f"{x * scale:.2f}" == "32.58" and int(x * scale) == 32 and np.rint(x * scale) == 33
+    assert "0.769531 times the scale is 32.58, which the cast makes 32 and the X280 33" in page()
+    # (truncating to bfloat16 and rounding it to nearest even differ in about half of all numbers)
+    bits = np.random.default_rng(0).integers(0, 2**32, 100000, dtype=np.uint64)
+    rne = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    assert 0.45 < float(np.mean(rne != bits >> 16)) < 0.55
+    # (under another element width, the widening is refused and named)
+    wrong = variant(tmp_path, QUANTIZE, "    kmx_invalidate(0);\n",
+                    '    __asm__ volatile(".option push\\n.option arch, +v, +zvfbfmin\\n vsetivli zero, 4, e32, m1, ta, ma\\n'
+                    ' vfwcvtbf16.f.f.v v8, v16\\n .option pop\\n" ::: "v8", "v9", "v16");\n    kmx_invalidate(0);\n')
+    with pytest.raises(km.ThreadFault) as fault:
+        run_to_end(_quantize_program(wrong))
+    message = str(fault.value)
+    assert "a vector instruction (vfwcvtbf16.f.f.v, instruction 0x" in message
+    assert ") that the vector unit refuses (vl 4, vtype e32, m1, ta, ma)" in message
+    assert ("`a vector instruction (vfwcvtbf16.f.f.v, ...) that the vector unit refuses (vl 4, vtype e32, m1, ta, "
+            "ma)`") in page()

@@ -1,5 +1,6 @@
 /* float.c: the vector unit's floating point (RVV 1.0, chapter 13; OPFVV, OPFVF): ops.def's
- * FLOAT, FLOAT_CMP, FLOAT_REDUCE, FLOAT_WIDEN, FLOAT_OTHER and FLOAT_UNARY rows.
+ * FLOAT, FLOAT_CMP, FLOAT_REDUCE, FLOAT_WIDEN, FLOAT_OTHER and FLOAT_UNARY rows, and the
+ * SF_FLOAT ones (SiFive's, in custom-2).
  *
  * Every operation is softfloat.c's, exact IEEE in binary16 (Zvfh), binary32 and binary64
  * for SEW 16, 32 and 64, rounded by frm and raising fflags as the scalar instructions do;
@@ -13,7 +14,10 @@
  * (vfwadd, vfwsub and their .w forms, vfwmul, the widening multiply-adds) and every
  * conversion (single-width, widening and narrowing, between integers and floats and
  * between float widths, with the rtz and rod forms), and the two estimates, vfrec7 and
- * vfrsqrt7 (softfloat.c, from the spec's tables).
+ * vfrsqrt7 (softfloat.c, from the spec's tables). Zvfbfmin's two conversions between
+ * bfloat16 and binary32 (vfwcvtbf16.f.f.v, vfncvtbf16.f.f.w), and SiFive's
+ * Xsfvfnrclipxfqf, binary32 to int8 or uint8 with a scale, rounding and a clip
+ * (sf.vfnrclip.x.f.qf, sf.vfnrclip.xu.f.qf: vector_float_clip says what it does).
  *
  * Choices where RVV leaves them to the implementation: an unordered sum (vfredusum,
  * vfwredusum) adds in element order, like the ordered one (what QEMU does too, so that both
@@ -285,14 +289,37 @@ static uint64_t convert_one(uint64_t x, int from_float, int from_bits, int is_si
     return integer_to_fp(to_float, magnitude, negative, rm, flags);
 }
 
+/* Element by element, vs2's group (FROM_BITS-bit elements, EMUL FROM_EMUL eighths) converted
+ * by convert_one into vd's (TO_BITS, TO_EMUL), after the checks of RVV 1.0 5.2 and 5.3: each
+ * group legal and aligned, a masked one not writing v0, the overlap only where the spec
+ * allows it for a wider or narrower destination. */
+static int convert_groups(Op *o, int from_float, int from_bits, int from_emul, int is_signed, int to_float,
+                          int to_bits, int to_emul, int rm) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int vm = o->vm, vd = o->vd, vs2 = o->vs2;
+    int sregs = group_regs(vs2, from_emul), dregs = group_regs(vd, to_emul);
+    if (from_emul > 64 || to_emul > 64 || !sregs || !dregs || (!vm && vd == 0) ||
+        !legal_overlap(vd, dregs, to_bits, vs2, sregs, from_bits, from_emul))
+        return NOT_HERE;
+    VectorUnit saved;
+    VectorUnit *src = source_group(v, &saved, &vs2, sregs, vd, dregs);
+    for (uint64_t i = v->vstart; i < v->vl; i++) {
+        if (!active(v, vm, i))
+            continue;
+        uint64_t x = element(src, vs2, i, from_bits / 8);
+        set_element(v, vd, i, to_bits / 8, convert_one(x, from_float, from_bits, is_signed, to_float, to_bits, rm, &h->flags));
+    }
+    v->vstart = 0;
+    return RAN;
+}
+
 /* The conversion vs1 names (its FLOAT_UNARY row): bits 4-3 the kind (0 single width, 1
  * widening, 2 narrowing), bits 2-0 the operation (0, 1 float to integer; 6, 7 the same
  * rounding toward zero; 2, 3 integer to float; 4 float to float, 5 rounding to odd),
  * bit 0 of an integer's signedness. */
 int vector_float_convert(Op *o) {
-    Hart *h = o->h;
-    VectorUnit *v = o->v;
-    int sew = o->sew, lmul = o->lmul, code = o->vs1, rm = o->rm, vm = o->vm, vd = o->vd, vs2 = o->vs2;
+    int sew = o->sew, lmul = o->lmul, code = o->vs1, rm = o->rm;
     int kind = code >> 3, op = code & 7;
     int from_bits = kind == 2 ? 2 * sew : sew, to_bits = kind == 1 ? 2 * sew : sew;
     int from_emul = kind == 2 ? 2 * lmul : lmul, to_emul = kind == 1 ? 2 * lmul : lmul;
@@ -324,17 +351,52 @@ int vector_float_convert(Op *o) {
             return NOT_HERE;
         break;
     }
-    int sregs = group_regs(vs2, from_emul), dregs = group_regs(vd, to_emul);
-    if (from_emul > 64 || to_emul > 64 || !sregs || !dregs || (!vm && vd == 0) ||
-        !legal_overlap(vd, dregs, to_bits, vs2, sregs, from_bits, from_emul))
+    return convert_groups(o, from_float, from_bits, from_emul, is_signed, to_float, to_bits, to_emul, rm);
+}
+
+/* Zvfbfmin: vfwcvtbf16.f.f.v (vs1 13), bfloat16 to binary32, exact; vfncvtbf16.f.f.w
+ * (vs1 29), binary32 to bfloat16, rounded by frm. The bfloat16 side has EEW 16, so SEW
+ * must be 16 (another is reserved); the binary32 side has EEW 32 and EMUL 2 * LMUL, with
+ * the widening and narrowing conversions' rules (vfwcvt.f.f.v's and vfncvt.f.f.w's). */
+int vector_bf16_convert(Op *o) {
+    int widening = o->vs1 == 13, lmul = o->lmul;
+    if (o->sew != 16)
         return NOT_HERE;
+    if (widening)
+        return convert_groups(o, FP_BFLOAT, 16, lmul, 0, FP_SINGLE, 32, 2 * lmul, o->rm);
+    return convert_groups(o, FP_SINGLE, 32, 2 * lmul, 0, FP_BFLOAT, 16, lmul, o->rm);
+}
+
+/* Xsfvfnrclipxfqf (SiFive): sf.vfnrclip.x.f.qf (funct6 0x23) and sf.vfnrclip.xu.f.qf (0x22),
+ * vd[i] = clip(round(vs2[i] * f[rs1])): each binary32 element of vs2 times the binary32 in
+ * f[rs1] (NaN-boxed, as the F extension reads a single), the product rounded to binary32
+ * by frm as vfmul.vf rounds it, then converted to an integer rounded by frm and clipped to
+ * int8 [-128, 127] or uint8 [0, 255], as a RISC-V conversion to a narrower integer
+ * saturates: a NaN becomes 127 or 255. The flags are those two steps' (NV, OF, UF, NX of
+ * the product; NX of an inexact conversion, NV of a NaN or a value the clip changed, and
+ * not NX then); vxsat is not touched. SEW is the destination's, 8 (another is reserved);
+ * vs2 has EEW 32 and EMUL 4 * LMUL, so LMUL is 1/8 to 2; vd may overlap vs2 only in vs2's
+ * lowest-numbered register, as any narrowing instruction's destination (RVV 1.0, 5.2).
+ * The encoding, the operands, the LMULs and that frm rounds are LLVM's and GCC's; the
+ * rounded product, a NaN's value, the flags and the overlap rule are the simulator's
+ * choices where those say nothing (docs/simulator.md, bfloat16 and the clip). */
+int vector_float_clip(Op *o) {
+    Hart *h = o->h;
+    VectorUnit *v = o->v;
+    int lmul = o->lmul, vm = o->vm, vd = o->vd, vs2 = o->vs2, rm = o->rm, is_signed = o->funct6 & 1;
+    if (o->sew != 8 || 4 * lmul > 64)
+        return NOT_HERE;
+    int sregs = group_regs(vs2, 4 * lmul), dregs = group_regs(vd, lmul);
+    if (!sregs || !dregs || (!vm && vd == 0) || !legal_overlap(vd, dregs, 8, vs2, sregs, 32, 4 * lmul))
+        return NOT_HERE;
+    uint64_t scale = S(h, o->vs1);
     VectorUnit saved;
     VectorUnit *src = source_group(v, &saved, &vs2, sregs, vd, dregs);
     for (uint64_t i = v->vstart; i < v->vl; i++) {
         if (!active(v, vm, i))
             continue;
-        uint64_t x = element(src, vs2, i, from_bits / 8);
-        set_element(v, vd, i, to_bits / 8, convert_one(x, from_float, from_bits, is_signed, to_float, to_bits, rm, &h->flags));
+        uint64_t product = fp_mul(FP_SINGLE, element(src, vs2, i, 4), scale, rm, &h->flags);
+        set_element(v, vd, i, 1, fp_to_integer(FP_SINGLE, product, 8, is_signed, rm, &h->flags));
     }
     v->vstart = 0;
     return RAN;

@@ -55,6 +55,9 @@
 #ifndef FLOAT_UNARY
 #define FLOAT_UNARY(f6, vs1, name, exact, run)
 #endif
+#ifndef SF_FLOAT
+#define SF_FLOAT(f6, name, forms, exact, run)
+#endif
 #include "ops.def"
 #undef INT
 #undef FIXED
@@ -74,3 +77,4 @@
 #undef FLOAT_WIDEN
 #undef FLOAT_OTHER
 #undef FLOAT_UNARY
+#undef SF_FLOAT

@@ -1,7 +1,8 @@
 /* unit.c: the vector unit's state and its dispatch: vsetvli, vsetivli and vsetvl, the
  * vector CSRs, and vector_run, which isa.c calls for every vector instruction: a load or
  * store goes to memory.c; an OP-V one to its row of ops.def (the table below, expanded
- * from it), with its operands decoded once (Op). */
+ * from it), with its operands decoded once (Op); one of SiFive's in custom-2 (0x5b) to its
+ * SF_FLOAT row, the same way. */
 #include "vector.h"
 
 /* CSR numbers */
@@ -138,6 +139,12 @@ static const Row rows[8][64] = {
 #include "rows.h"
 };
 
+/* SiFive's instructions in custom-2 (0x5b), encoded as OP-V ones: ops.def's SF_FLOAT rows. */
+static const Row sifive_rows[8][64] = {
+#define SF_FLOAT(f6, name, forms, exact, run) ROWS_F_##forms(f6, run, exact)
+#include "rows.h"
+};
+
 /* The row of a funct6 whose instructions vs1 chooses (MUL_UNARY, FLOAT_UNARY), if any. */
 static const Row *unary_row(int funct3, int funct6, int vs1) {
     switch (funct3 << 11 | funct6 << 5 | vs1) {
@@ -148,14 +155,15 @@ static const Row *unary_row(int funct3, int funct6, int vs1) {
     return 0;
 }
 
-/* An OP-V arithmetic instruction (FUNCT3 not OPCFG): its row's function, on its operands. */
-static int arithmetic(Hart *h, const Decoded *d, int funct3) {
+/* An OP-V arithmetic instruction (FUNCT3 not OPCFG), or SiFive's one in custom-2 encoded as
+ * one (SIFIVE): its row's function, on its operands. */
+static int arithmetic(Hart *h, const Decoded *d, int funct3, int sifive) {
     VectorUnit *v = unit(h);
     uint32_t insn = d->insn;
     int funct6 = (int)(insn >> 26), vs1 = d->rs1;
-    const Row *row = funct3 == OPMVV || funct3 == OPFVV ? unary_row(funct3, funct6, vs1) : 0;
+    const Row *row = !sifive && (funct3 == OPMVV || funct3 == OPFVV) ? unary_row(funct3, funct6, vs1) : 0;
     if (!row)
-        row = &rows[funct3][funct6];
+        row = sifive ? &sifive_rows[funct3][funct6] : &rows[funct3][funct6];
     if (!row->run) /* (an encoding no row has: reserved) */
         return NOT_HERE;
     if ((v->vtype & VILL) && row->run != vector_whole_move)
@@ -188,8 +196,8 @@ static int arithmetic(Hart *h, const Decoded *d, int funct3) {
     return row->run(&o);
 }
 
-/* A vector instruction (OP-V, a vector load or store, a vector CSR): RAN, NOT_HERE or
- * REFUSED, as isa.c's run_one. */
+/* A vector instruction (OP-V, a vector load or store, a vector CSR, SiFive's in custom-2):
+ * RAN, NOT_HERE or REFUSED, as isa.c's run_one. */
 int vector_run(Hart *h, const Decoded *d) {
     uint32_t insn = d->insn, opcode = insn & 0x7F, funct3 = bits(insn, 14, 12);
     int done;
@@ -197,10 +205,12 @@ int vector_run(Hart *h, const Decoded *d) {
         return vector_csr(h, d);
     if (opcode == 0x07 || opcode == 0x27)
         done = vector_memory(h, d, opcode == 0x27);
+    else if (opcode == 0x5B)
+        done = funct3 == OPCFG ? NOT_HERE : arithmetic(h, d, (int)funct3, 1);
     else if (funct3 == OPCFG)
         done = vset_instruction(h, d);
     else
-        done = arithmetic(h, d, (int)funct3);
+        done = arithmetic(h, d, (int)funct3, 0);
     if (done == RAN) /* every vector instruction that completes leaves vstart 0 (RVV 1.0 3.7) */
         unit(h)->vstart = 0;
     return done;

@@ -74,6 +74,7 @@ typedef int (*Handler)(Op *o);
 #define FLOAT_WIDEN(f6, name, forms, wide_vs2, single) int vector_float_widen(Op *o);
 #define FLOAT_OTHER(f6, name, forms, exact, run) int run(Op *o);
 #define FLOAT_UNARY(f6, vs1, name, exact, run) int run(Op *o);
+#define SF_FLOAT(f6, name, forms, exact, run) int run(Op *o);
 #include "rows.h"
 
 /* The core's unit, reset (vtype illegal, vl 0) before its first vector instruction. */
