@@ -59,7 +59,8 @@ RESULT_WORDS = 48
 MAX_WAITING_SUBMISSIONS = 16
 
 # QEMU's TLB is indexed by virtual page number; two regions that a loop walks together
-# thrash it when their addresses are equal modulo its span (ENGINE_NOTES). Each region
+# thrash it when their addresses are equal modulo its span (QEMU's TLB is a table indexed
+# by the low bits of the page number, one entry a slot). Each region
 # starts on a 1 MiB boundary plus a different multiple of 64 KiB, so that no two of the 16
 # share low page-number bits.
 REGION_ALIGN = 1 * MiB

@@ -16,8 +16,10 @@ the same version in place of the library it ships (sim.hart.engine).
 - When: at the install, as the card's C library is (setup.py builds it into BUILT_FOLDER,
   beside this file; about a minute on two cores), so a session starts with it. Where
   the install has none (a checkout used without installing, or a build that failed
-  there), the first use builds it into the build cache (`KMX_CACHE_DIR`), announced on
-  stderr. Either copy is checked by its SHA-256 before each use.
+  there, or one that cannot be loaded here: a wheel made where the system's C library is
+  newer), the first use builds it into the build cache (`KMX_CACHE_DIR`), announced on
+  stderr, one process at a time (a lock file beside it; the others wait and use it).
+  Either copy is checked by its SHA-256, and loaded once, before it is used.
 - Where the source comes from: the install downloads it with pip (SOURCE_FOLDER keeps
   it, and an sdist ships it); a build on first use without it downloads it into the
   build cache.
@@ -30,13 +32,16 @@ the same version in place of the library it ships (sim.hart.engine).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
 import re
+import shlex
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from . import toolchain
 from .cache import BuildError, cache_dir, key_of, writing
@@ -51,8 +56,10 @@ LIBRARY = {"darwin": "libunicorn.2.dylib", "win32": "unicorn.dll"}.get(sys.platf
 # How it is configured (in the build's key: a change builds it again). zig's cc adds
 # UndefinedBehaviorSanitizer's checks to a build that does not optimise; this one does
 # (-O3, which zig takes as -O2), and says no sanitizer, as Unicorn's own builds have none.
+# And it is built for the processor family's baseline (-mcpu=baseline), not for this
+# machine's own processor, so that a wheel made here runs on any processor of the family.
 CONFIGURE = ("-DCMAKE_BUILD_TYPE=Release", "-DUNICORN_ARCH=riscv", "-DUNICORN_BUILD_TESTS=off",
-             "-DCMAKE_C_FLAGS=-fno-sanitize=undefined")
+             "-DCMAKE_C_FLAGS=-fno-sanitize=undefined -mcpu=baseline")
 BUILD_TIMEOUT = 1800.0  # seconds: the least limit for this build (on a busy 2-core machine, about 3 minutes)
 ANNOUNCE = "the simulator's engine (Unicorn with the X280's floating-point rules) for this machine, once (about a minute)"
 
@@ -70,14 +77,52 @@ def _key() -> str:
 
 def library_folder() -> Path:
     """The folder holding the patched engine's library (named as the binding looks for it):
-    the install's, else the build cache's, built now if neither is intact."""
+    the install's, else the build cache's, built now if neither is intact and loads here
+    (a wheel made on a machine with a newer C library than this one's brings one that
+    does not: this machine then builds its own)."""
     key = _key()
-    if _intact(BUILT_FOLDER, key):
+    if _intact(BUILT_FOLDER, key) and _loads(BUILT_FOLDER) is None:
         return BUILT_FOLDER
     folder = cache_dir() / "engine" / key
     if not _intact(folder, key):
-        build_into(folder)
+        with _lock(folder.parent / f"{key}.lock"):  # (one build at a time; the others wait for it)
+            if not _intact(folder, key):
+                build_into(folder)
+    problem = _loads(folder)
+    if problem is not None:
+        raise BuildError(f"the simulator's engine, built for this machine in {folder}, cannot be loaded: "
+                         f"{problem}. Remove the folder to build it again")
     return folder
+
+
+def _loads(folder: Path) -> str | None:
+    """Why FOLDER's library cannot be loaded in this process, or None when it can."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(str(folder / LIBRARY))
+    except OSError as error:
+        return str(error)
+    return None
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """Hold the lock file PATH (POSIX: flock; elsewhere no lock, and two processes may
+    build at once, each into a folder of its own, the last one's kept)."""
+    with writing(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a")
+    try:
+        try:
+            import fcntl
+        except ImportError:
+            fcntl = None
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # (releases the lock)
 
 
 def _intact(folder: Path, key: str) -> bool:
@@ -115,58 +160,91 @@ def fetch(folder: Path) -> Path:
     """SOURCE (Unicorn's sdist) in FOLDER, checked: downloaded with pip if it is not there."""
     import subprocess
 
+    import shutil
+    import tempfile
+
     path = folder / SOURCE
     if path.is_file() and _hash(path) == SOURCE_SHA256:
         return path
     with writing(folder):
         folder.mkdir(parents=True, exist_ok=True)
+        download = Path(tempfile.mkdtemp(dir=folder, prefix="download-"))  # (then moved in whole)
+    try:
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"unicorn=={VERSION}", "--no-binary", ":all:",
-             "--no-deps", "--quiet", "--dest", str(folder)],
+            [sys.executable, "-m", "pip", "download", f"unicorn=={VERSION}", "--no-binary", "unicorn",
+             "--no-deps", "--quiet", "--dest", str(download)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
         )
-    if done.returncode != 0 or not path.is_file():
-        raise BuildError(
-            f"the simulator's engine is built from Unicorn {VERSION}'s source, which is not in the "
-            f"install ({SOURCE_FOLDER}) and could not be downloaded with pip "
-            f"(`pip download unicorn=={VERSION} --no-binary :all: --no-deps`):\n{done.stdout.strip()}\n"
-            f"Download it where there is a network and put {SOURCE} in {folder}."
-        )
-    if _hash(path) != SOURCE_SHA256:
-        path.unlink()
-        raise BuildError(f"the downloaded {SOURCE} is not Unicorn {VERSION}'s published source "
-                         f"(its SHA-256 differs from {SOURCE_SHA256}); it was removed")
+        got = download / SOURCE
+        if done.returncode != 0 or not got.is_file():
+            raise BuildError(
+                f"the simulator's engine is built from Unicorn {VERSION}'s source, which is not in the "
+                f"install ({SOURCE_FOLDER}) and could not be downloaded with pip "
+                f"(`pip download unicorn=={VERSION} --no-binary unicorn --no-deps`):\n{done.stdout.strip()}\n"
+                f"Download it where there is a network and put {SOURCE} in {folder}."
+            )
+        if _hash(got) != SOURCE_SHA256:
+            raise BuildError(f"the downloaded {SOURCE} is not Unicorn {VERSION}'s published source "
+                             f"(its SHA-256 differs from {SOURCE_SHA256}); it was removed")
+        os.replace(got, path)
+    finally:
+        shutil.rmtree(download, ignore_errors=True)
     return path
 
 
 def apply_patch(root: Path, patch: str, name: str) -> None:
     """Apply the unified diff PATCH (NAME, for messages) to the tree at ROOT, each hunk
     where its context matches exactly (the source is one published version, so anything
-    else is an error)."""
-    files = re.split(r"^diff --git .*\n", patch, flags=re.M)[1:] or [patch]
+    else is an error). Each hunk holds the lines its header counts (an empty line is a
+    blank context line, as editors that strip trailing spaces leave it); text before the
+    first `diff --git` line is the patch's description."""
+    hunk_header = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+    files = re.split(r"^diff --git .*\n", patch, flags=re.M)[1:]
+    if not files:
+        raise BuildError(f"engine patch {name}: no `diff --git` line")
     for text in files:
         target = re.search(r"^\+\+\+ b/(\S+)", text, re.M)
         if target is None:
             raise BuildError(f"engine patch {name}: a file with no +++ line")
         path = root / target.group(1)
         lines = path.read_text().split("\n")
-        shift = 0
-        for hunk in re.finditer(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@.*\n((?:[ +\-\\].*\n?)*)", text, re.M):
+        body = text.split("\n")
+        i, shift, hunks = 0, 0, 0
+        while i < len(body):
+            header = hunk_header.match(body[i])
+            i += 1
+            if not header:
+                continue
+            hunks += 1
+            start, old_count, new_count = int(header.group(1)), int(header.group(2) or 1), int(header.group(3) or 1)
             old, new = [], []
-            for line in hunk.group(2).split("\n"):
-                if not line or line.startswith("\\"):
+            while len(old) < old_count or len(new) < new_count:
+                if i >= len(body):
+                    raise BuildError(f"engine patch {name}: the hunk at line {start} of {target.group(1)} "
+                                     f"ends before the {old_count} and {new_count} lines its header counts")
+                line = body[i]
+                i += 1
+                kind, rest = (line[0], line[1:]) if line else (" ", "")
+                if kind == "\\":
                     continue
-                kind, body = line[0], line[1:]
+                if kind not in " +-":
+                    raise BuildError(f"engine patch {name}: the hunk at line {start} of {target.group(1)} "
+                                     f"has a line that is not context, + or -: {line!r}")
                 if kind in " -":
-                    old.append(body)
+                    old.append(rest)
                 if kind in " +":
-                    new.append(body)
-            at = int(hunk.group(1)) - 1 + shift
+                    new.append(rest)
+            if len(old) != old_count or len(new) != new_count:
+                raise BuildError(f"engine patch {name}: the hunk at line {start} of {target.group(1)} does not "
+                                 f"hold the lines its header counts")
+            at = start - 1 + shift
             if lines[at:at + len(old)] != old:
-                raise BuildError(f"engine patch {name}: a hunk at line {hunk.group(1)} of {target.group(1)} "
+                raise BuildError(f"engine patch {name}: a hunk at line {start} of {target.group(1)} "
                                  f"does not match Unicorn {VERSION}'s source")
             lines[at:at + len(old)] = new
             shift += len(new) - len(old)
+        if not hunks:
+            raise BuildError(f"engine patch {name}: no hunk for {target.group(1)}")
         path.write_text("\n".join(lines))
 
 
@@ -196,9 +274,9 @@ def build_into(folder: Path) -> None:
             apply_patch(root, patch.read_text(), patch.name)
         wrappers = _compiler_wrappers(work)
         build = work / "build"
-        cmake_bin = Path(cmake.CMAKE_BIN_DIR) / "cmake"
+        cmake_bin = Path(cmake.CMAKE_BIN_DIR) / ("cmake.exe" if os.name == "nt" else "cmake")
         configure = [str(cmake_bin), "-S", str(root), "-B", str(build), "-G", "Ninja",
-                     f"-DCMAKE_MAKE_PROGRAM={Path(ninja.BIN_DIR) / 'ninja'}", *CONFIGURE,
+                     f"-DCMAKE_MAKE_PROGRAM={Path(ninja.BIN_DIR) / ('ninja.exe' if os.name == 'nt' else 'ninja')}", *CONFIGURE,
                      f"-DCMAKE_C_COMPILER={wrappers['cc']}", f"-DCMAKE_AR={wrappers['ar']}",
                      f"-DCMAKE_RANLIB={wrappers['ranlib']}"]
         compile_ = [str(cmake_bin), "--build", str(build), "--target", "unicorn", "-j", str(os.cpu_count() or 1)]
@@ -206,7 +284,8 @@ def build_into(folder: Path) -> None:
         done = toolchain.run(configure, what="the simulator's engine (configuring)", kind="first", limit=limit)
         if done.returncode == 0:
             done = toolchain.run(compile_, what="the simulator's engine", announce=ANNOUNCE, kind="first", limit=limit)
-        built = build / LIBRARY
+        # (a build for Windows by cmake with a compiler other than MSVC names it libunicorn.dll)
+        built = next((build / n for n in (LIBRARY, "libunicorn.dll") if (build / n).is_file()), build / LIBRARY)
         if done.returncode != 0 or not built.is_file():
             raise BuildError(f"building the simulator's engine (Unicorn {VERSION} with its patches) for the "
                              f"host failed:\n{done.output.strip()[-4000:]}")
@@ -217,7 +296,9 @@ def build_into(folder: Path) -> None:
             {"key": _key(), "sha256": _hash(staged / LIBRARY), "version": VERSION,
              "patches": [p.name for p in patches()]}))
         with writing(parent):
-            if folder.exists():  # (damaged, or another process's build that is not intact)
+            if _intact(folder, _key()):  # (another process's build, whole, came first: it stays)
+                return
+            if folder.exists():  # (damaged)
                 shutil.rmtree(folder, ignore_errors=True)
             try:
                 os.replace(staged, folder)
@@ -238,7 +319,7 @@ def _compiler_wrappers(folder: Path) -> dict[str, Path]:
             path.write_text("@echo off\r\n" + " ".join(f'"{p}"' for p in zig) + f" {tool} %*\r\n")
         else:
             path = folder / f"zig-{tool}"
-            path.write_text("#!/bin/sh\nexec " + " ".join(f"'{p}'" for p in zig) + f" {tool} \"$@\"\n")
+            path.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(p) for p in zig) + f" {tool} \"$@\"\n")
             path.chmod(0o755)
         out[tool] = path
     return out

@@ -8,7 +8,8 @@ registers by their RISC-V names, runs from a pc to an address, a stop from any t
 the two TLB and translation flushes, and hooks in C (sim.native): the TLB fill, the
 block, and the interrupt hook, which runs the instructions the engine lacks and hands
 every other exception to Python. No hook of the binding's (Python) is used.
-docs/simulator.md ("The engine") says why each is used the way it is.
+docs/simulator.md ("How a thread runs", "What the simulated X280 runs") says why each is
+used the way it is.
 
 The binding loads the library that `LIBUNICORN_PATH` names before the one it ships, so
 this module imports it with that set to the patched build's folder (built on first use),
@@ -58,8 +59,9 @@ def _load_binding() -> Path:
     if loaded.parent.resolve() != folder.resolve():
         raise ImportError(
             f"komorebi-sim runs its own build of Unicorn {engine_build.VERSION} (in {folder}), whose "
-            f"floating point is the X280's; but this process imported `unicorn` before komorebi, and "
-            f"the binding loaded {loaded}. Import komorebi before unicorn."
+            f"floating point is the X280's; but this process imported `unicorn` before the simulator "
+            f"loaded its engine (at the first session's load), and the binding loaded {loaded}. "
+            f"Import unicorn after the first session has loaded a program, or not at all."
         )
     return folder
 
@@ -93,7 +95,7 @@ READ, WRITE, FETCH = ucc.UC_MEM_READ, ucc.UC_MEM_WRITE, ucc.UC_MEM_FETCH
 PROT_READ, PROT_WRITE, PROT_EXEC = ucc.UC_PROT_READ, ucc.UC_PROT_WRITE, ucc.UC_PROT_EXEC
 HOOKS = {"tlb_fill": UC_HOOK_TLB_FILL, "block": UC_HOOK_BLOCK, "interrupt": UC_HOOK_INTR}
 
-MSTATUS_FS = 0x6000  # floating point on (ENGINE_NOTES: it starts off)
+MSTATUS_FS = 0x6000  # floating point on (the engine starts with mstatus.FS off: F instructions would trap)
 ECALL = 8  # the exception number of an ecall
 
 ABI_NAMES = ("zero ra sp gp tp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 "

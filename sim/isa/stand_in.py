@@ -1,8 +1,8 @@
 """The X280's instructions that the engine would run unlike the X280, and what stands in.
 
-Unicorn runs RV64GC, but these things in it differ from the card (docs/simulator.md, "The
-engine"; its floating point, which differed too, the simulator's build of it fixes:
-sim/build/engine.py):
+Unicorn runs RV64GC, but these things in it differ from the card (docs/simulator.md, "What
+the simulated X280 runs"; its floating point, which differed too, the simulator's build of
+it fixes: sim/build/engine.py):
 
 - `fence.i` is a no-op that ends the translated block. On the X280 it makes the hart's
   instruction fetches see the stores before it (its L1I is not coherent); here it must

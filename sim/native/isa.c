@@ -1,8 +1,7 @@
 /* isa.c: isa_trap, the engine's interrupt hook. The X280's instructions that the engine
  * (QEMU 5.0's RV64GC) lacks, Zba, Zbb and Zfh (with Zfhmin), reach it as illegal
- * instructions and run here, in C; so do the stand-ins the loader put in place of fmin
- * and fmax (sim/isa/stand_in.py), which the engine runs unlike the F extension. Every
- * other exception (an ecall, a fault, an instruction the X280 lacks) goes to Python
+ * instructions and run here, in C; so do the stand-ins the loader put in place of lr and
+ * sc (sim/isa/stand_in.py, reserve.c). Every other exception (an ecall, a fault, an instruction the X280 lacks) goes to Python
  * (core->isa.on_trap).
  *
  * After an emulated instruction the hook goes on interpreting the code that follows, in

@@ -1,7 +1,7 @@
 /* softfloat.c: IEEE 754 binary16, binary32 and binary64 arithmetic exactly, in integers:
- * Zfh's half precision, the vector unit's floating point at SEW 16, 32 and 64
- * (vector/float.c), and the F and D instructions the engine runs unlike the X280 (fmin,
- * fmax with a signalling NaN). A fourth format, bfloat16 (binary32's sign and 8-bit
+ * Zfh's half precision and the vector unit's floating point at SEW 16, 32 and 64
+ * (vector/float.c). (The engine's own F and D, the simulator's build of it runs as the
+ * X280 does: sim/build/engine.py.) A fourth format, bfloat16 (binary32's sign and 8-bit
  * exponent with 7 fraction bits), is there for Zvfbfmin's conversions to and from
  * binary32: fp_convert rounds to it and widens from it like any other format.
  *

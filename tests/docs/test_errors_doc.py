@@ -738,7 +738,7 @@ CASES = [
     Case("cache-cannot-be-written", "cannot be written", _cache_is_a_file,
          lambda t: {"folder": repr(str(t / "afile")), "why": "a file is in the way where a folder must be"}),
     Case("cache-no-home", "the build cache has no folder", _no_home),
-    Case("unicorn-imported-first", "imported `unicorn` before komorebi", _unicorn_first, _unicorn_first_values),
+    Case("unicorn-imported-first", "imported `unicorn` before the simulator loaded", _unicorn_first, _unicorn_first_values),
     Case("library-manifest-damaged", "C library for {cpu} cannot be linked", _library_manifest_damaged,
          _library_manifest_values),
     Case("cache-zig", "zig could not use its cache folder", _zig_cache_is_a_file,

@@ -418,3 +418,40 @@ def test_the_intrinsics_compile_for_the_x280_and_run(tmp_path, monkeypatch, flag
     scaled = np.rint(x * np.float32(0.5))
     assert (run.thread.read("q").view(np.int8) == np.clip(scaled, -128, 127).astype(np.int8)).all()
     assert (run.thread.read("u").view(np.uint8) == np.clip(scaled, 0, 255).astype(np.uint8)).all()
+
+
+UNBOXED_SCALE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    static const float src[4] = {1.0f, -2.0f, 3.5f, 100.0f};
+    uint32_t words[10];
+    const uint64_t scales[2] = {0xffffffff3f800000ull, 0x000000003f800000ull};  /* 1.0 boxed, and not */
+    for (int k = 0; k < 2; k++) {
+        int8_t out[4];
+        uint64_t flags;
+        __asm__ volatile(".option push\n.option arch, +v, +xsfvfnrclipxfqf\n"
+                         "vsetivli t0, 4, e32, m4, ta, ma\n vle32.v v16, (%[src])\n"
+                         "vsetivli t0, 4, e8, m1, ta, ma\n fmv.d.x fa0, %[scale]\n csrw fflags, zero\n"
+                         "sf.vfnrclip.x.f.qf v8, v16, fa0\n csrr %[flags], fflags\n vse8.v v8, (%[out])\n"
+                         ".option pop\n"
+                         : [flags] "=&r"(flags) : [src] "r"(src), [scale] "r"(scales[k]), [out] "r"(out)
+                         : "memory", "t0", "fa0", "v8", "v16", "v17", "v18", "v19");
+        for (int i = 0; i < 4; i++) words[5 * k + i] = (uint32_t)(int32_t)out[i];
+        words[5 * k + 4] = (uint32_t)flags;
+    }
+    kmx_result(0, words, 10);
+    return 0;
+}
+"""
+
+
+def test_a_scale_that_is_not_nan_boxed_is_the_canonical_nan(tmp_path):
+    """f[rs1] is read as a single, NaN-boxed as the F extension asks: a value whose upper
+    32 bits are not all ones is the canonical NaN, so every product is NaN, which clips to
+    127 with NV."""
+    result, _ = run_to_end(program_for(UNBOXED_SCALE, tmp_path), 60)
+    words = [int(w) for w in result.words[:10]]
+    signed = [w - (1 << 32) if w >> 31 else w for w in words]
+    assert signed[:5] == [1, -2, 4, 100, NX]  # boxed 1.0: 3.5 rounds to even 4, inexactly
+    assert signed[5:] == [127, 127, 127, 127, NV]
