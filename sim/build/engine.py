@@ -33,7 +33,6 @@ the same version in place of the library it ships (sim.hart.engine).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -45,6 +44,7 @@ from typing import Iterator
 
 from . import toolchain
 from .cache import BuildError, cache_dir, key_of, writing
+from .cache import file_hash as _hash
 
 VERSION = "2.1.4"  # the unicorn binding's version (pyproject.toml pins it): the library must match it
 SOURCE = f"unicorn-{VERSION}.tar.gz"
@@ -139,14 +139,6 @@ def build_in_package() -> None:
     fetch(SOURCE_FOLDER)
     if not _intact(BUILT_FOLDER, _key()):
         build_into(BUILT_FOLDER)
-
-
-def _hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def source() -> Path:

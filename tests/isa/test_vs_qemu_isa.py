@@ -264,22 +264,17 @@ def test_every_instruction_and_rounding_mode_once(qemu_program, kernels):
             one([encode(10, 11, 0)])
     for encode, bits in SHIFTS.values():
         one([encode(10, 11, k) for k in (0, 1, (1 << bits) - 1, bits * 3 // 2)])
-    for name, (encode, rd_kind, rs1_kind, rs2_kind, rounded) in HALF.items():
-        for rm in ROUNDING if rounded else [0]:
-            words = []
-            for start in range(0, 20, 4):  # several operands: f0..f19 against each other
-                rd = 10 if rd_kind == X else 20 + start // 4
-                rs1 = 11 if rs1_kind == X else start
-                words.append(encode(rd, rs1, start + 1 if rs2_kind else 0, rm))
-            one(words + ([encode(10, 31, 0, rm), encode(11, 30, 0, rm)] if name.startswith("fcvt.h.") else []))
-    for name, (encode, rd_kind, rs1_kind, rs2_kind, rounded) in SINGLE.items():
-        for rm in ROUNDING if rounded else [0]:
-            words = []
-            for start in range(0, 20, 4):
-                rd = 10 if rd_kind == X else 20 + start // 4
-                rs1 = 11 if rs1_kind == X else start
-                words.append(encode(rd, rs1, start + 1 if rs2_kind else 0, rm))
-            one(words, singles=True)
+    for table, singles in ((HALF, False), (SINGLE, True)):
+        for name, (encode, rd_kind, rs1_kind, rs2_kind, rounded) in table.items():
+            for rm in ROUNDING if rounded else [0]:
+                words = []
+                for start in range(0, 20, 4):  # several operands: f0..f19 against each other
+                    rd = 10 if rd_kind == X else 20 + start // 4
+                    rs1 = 11 if rs1_kind == X else start
+                    words.append(encode(rd, rs1, start + 1 if rs2_kind else 0, rm))
+                if name.startswith("fcvt.h."):
+                    words += [encode(10, 31, 0, rm), encode(11, 30, 0, rm)]
+                one(words, singles=singles)
     for opcode in FUSED_SINGLE.values():
         for rm in ROUNDING:
             one([c << 27 | (c + 1) << 20 | (c + 2) << 15 | rm << 12 | (20 + c % 10) << 7 | opcode
