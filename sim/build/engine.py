@@ -57,7 +57,7 @@ LIBRARY = {"darwin": "libunicorn.2.dylib", "win32": "unicorn.dll"}.get(sys.platf
 CONFIGURE = ("-DCMAKE_BUILD_TYPE=Release", "-DUNICORN_ARCH=riscv", "-DUNICORN_BUILD_TESTS=off")
 # The compiler: the system's C compiler where there is one (cc, gcc or clang, as cmake
 # finds it), as Unicorn's own wheels are built; else zig's cc. Measured on a scalar
-# single-precision loop, the zig-built engine ran it 1.43 times as long as the system gcc's
+# single-precision loop, the zig-built engine ran it about 1.4 times as long as the system gcc's
 # (docs/simulator.md). zig's cc adds UndefinedBehaviorSanitizer's checks to a build that
 # does not optimise; this one does, and says no sanitizer, as Unicorn's own builds have
 # none; and it is told the processor family's baseline (-mcpu=baseline), where it would
