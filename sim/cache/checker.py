@@ -317,10 +317,12 @@ class Checker:
         writes = self._noc_writes.setdefault(region.id, {})
         writes.pop((start, end), None)  # (a span written again is the newest: a stand-in that polls stays one entry)
         writes[(start, end)] = (agent, file, line)
+        region.cache.state.noc_writes = 1  # (an invalidate of it is Python's: sim/native/calls.c)
 
     def noc_forget(self, region: "Region") -> None:
         """REGION's lines were all dropped: no stand-in's write lies under a cached line of it."""
         self._noc_writes.pop(region.id, None)
+        region.cache.state.noc_writes = 0
 
     def _noc_writer(self, region: "Region", offset: int):
         """The last stand-in's write that covered OFFSET of REGION's span: (name, file, line), or None."""

@@ -282,6 +282,9 @@ class CachedRegion:
         self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
+        if memory is not None and not self.direct:  # (a drop gives the view's copies back: region_drop)
+            here = memory.madvise_forgets and memory.address == view.ctypes.data
+            self.state.forget_view = hooks.FORGET_HERE if here else hooks.FORGET_IN_PYTHON
         self._as_loaded: np.ndarray | None = None
         self._loaded_bytes: np.ndarray | None = None
         if self.direct:
@@ -634,16 +637,11 @@ class CachedRegion:
         return lost
 
     def _drop(self) -> None:
-        if self.lines_known:  # every line leaves: the next fills bring DRAM's bytes (watch.c)
-            hooks.library().lines_dropped(self.state_address)
-        self._filled[:] = 0
-        self._writable[:] = 0
-        if self._dirty_mask is not None:
-            self._dirty_mask[:] = 0
-        self.stale[:] = 0
+        """Every line leaves the cache (sim/native/calls.c, region_drop: the rule, which a
+        kmx_invalidate answered in C follows too); the view's copies go back to the kernel."""
+        hooks.library().region_drop(self.state_address, 1)
         self._unpainted = None
-        self.state.unpainted = None
-        if self._memory is not None and not self.direct:  # the view's copies go back to the kernel
+        if self.state.forget_view == hooks.FORGET_IN_PYTHON:
             self._memory.forget(0, self.view.size)
 
     def _mark(self, lines: np.ndarray, state: int) -> None:

@@ -569,6 +569,11 @@ class Core:
     def peek_wanted(self) -> bool:
         return self._peek_wanted
 
+    @property
+    def ecall_past(self) -> int:
+        """How far past an ecall the engine leaves the pc when it traps (probed)."""
+        return self._conventions.ecall_past
+
     def call_pc(self) -> int:
         """The pc of the ecall the core is in, or stopped after (a kmx call). (The hook
         moves the pc past an ecall when the engine left it there: _exception.)"""

@@ -8,19 +8,21 @@ the table turns it into a fault at the ecall, naming the call.
 
 from __future__ import annotations
 
+import ctypes
 import struct
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
+import numpy as np
+
 from ..hart.faults import CallError
+from ..native import hooks
 from ..layout import RESULT_WORDS, UNCACHED_OFFSET, count_bytes
 from ..memory.address_space import MemoryAccessError
 from .linux import Linux, SystemCallFault
 from .printf import FormatError, format_print
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..hart.explain import Explainer
     from ..hart.core import Core
     from ..memory.address_space import AddressSpace
@@ -90,13 +92,17 @@ def _signed32(value: int) -> int:
 class KmxCall:
     """A call as the thread's observers hear of it (sim.observe.observers): CORE's ecall NUMBER
     with ARGUMENTS (a0, a1, a2); KNOWN: a kmx call, else a system call of the C
-    library's."""
+    library's. AT: the ecall's pc and return address, for a call answered in C (ANSWERED:
+    sim/native/calls.c), which the observers hear of after it ran (TIMES times in a row);
+    else the core's now."""
 
-    __slots__ = ("core", "number", "arguments", "known", "_traps")
+    __slots__ = ("core", "number", "arguments", "known", "_traps", "at", "answered", "times")
 
     def __init__(self, traps: "TrapTable", core: "Core", number: int, arguments: tuple[int, int, int],
-                 known: bool) -> None:
+                 known: bool, at: tuple[int, int] | None = None, times: int = 1) -> None:
         self._traps, self.core, self.number, self.arguments, self.known = traps, core, number, arguments, known
+        self.at, self.answered = at, at is not None
+        self.times = times  # (answered in C: the same call, nothing between, this many times)
 
     @property
     def name(self) -> str:
@@ -115,7 +121,7 @@ class KmxCall:
     def source(self):
         """The user's source line of the call (a SourceLine or None): a kmx call's is kept
         by its call site; a system call's ecall is the C library's, whoever called it."""
-        return self._traps.call_source(self.core, keep=self.known)
+        return self._traps.call_source(self.core, keep=self.known, at=self.at)
 
     def details(self) -> dict:
         """What the call is about, for the trace: its region's name, a result's index
@@ -158,8 +164,61 @@ class TrapTable:
         }
         self.linux = Linux(thread)
         self._sources: dict[tuple[int, int], object] = {}  # (call pc, ra) -> its source line (call_source)
+        self.native: hooks.CallsState | None = None  # what calls.c answers (answer_in_c)
+
+    # -- the calls answered in C (sim/native/calls.c) ------------------------------------------
+
+    def answer_in_c(self, cores: Sequence["Core"], ecall_past: int, others_hear: bool, story) -> None:
+        """Let sim/native/calls.c answer the calls that need no Python, for CORES (whose
+        engines leave the pc ECALL_PAST bytes past an ecall): unless a listener other than
+        the cache's STORY hears every call (OTHERS_HEAR: the trace, the profile). The story
+        hears of those it steps at (an invalidate, a flush) after they ran (tell_answered)."""
+        thread = self.thread
+        state = self.native = hooks.CallsState()
+        self._keep = keep = {
+            "words": np.array(thread.words, np.uint64),
+            "addresses": np.array([region.address for region in thread.regions], np.uint64),
+            "regions": (ctypes.POINTER(hooks.RegionState) * max(len(thread.regions), 1))(
+                *(ctypes.pointer(region.cache.state) for region in thread.regions)),
+            "cores": (ctypes.c_void_p * len(cores))(*(ctypes.addressof(core.native) for core in cores)),
+        }
+        state.on = int(not others_hear)
+        state.ecall_past = ecall_past
+        state.cluster = thread.number
+        state.words = hooks.pointer(keep["words"], ctypes.c_uint64)
+        state.word_count = len(thread.words)
+        state.region_count = len(thread.regions)
+        state.addresses = hooks.pointer(keep["addresses"], ctypes.c_uint64)
+        state.regions = keep["regions"]
+        state.cores = keep["cores"]
+        state.core_count = len(cores)
+        state.story = int(story is not None and not story.stopped)
+        generation = ctypes.cast(ctypes.addressof(state) + hooks.CallsState.generation.offset,
+                                 ctypes.POINTER(ctypes.c_uint64))
+        for region in thread.regions:
+            region.cache.state.generation = generation
+        for core in cores:
+            core.native.calls = ctypes.pointer(state)
+        if story is not None:
+            story.calls = state
+
+    def tell_answered(self) -> None:
+        """Tell the observers of the calls calls.c answered since they last heard (in order,
+        before whatever they hear next: sim.observe.observers)."""
+        state = self.native
+        if state is None or not state.event_count:
+            return
+        events = [(e.core, e.number, e.argument, e.pc, e.ra, e.times) for e in state.events[: state.event_count]]
+        state.event_count = 0
+        cores, observers = self.thread.cores, self.thread.observers
+        for core, number, argument, pc, ra, times in events:
+            call = KmxCall(self, cores[core], number, (argument, 0, 0), True, at=(pc, ra), times=times)
+            observers.call_begins(call)
+            observers.call_ends(call)
 
     def dispatch(self, core: "Core") -> None:
+        if self.native is not None:  # (what Python does may change a line's state: calls.c)
+            self.native.generation += 1
         number, a0, a1, a2 = core.call_arguments()
         handler = self._handlers.get(number)
         call = KmxCall(self, core, number, (a0, a1, a2), handler is not None)
@@ -179,17 +238,22 @@ class TrapTable:
         if value is not None:
             core.set_return(value)
 
-    def call_source(self, core: "Core", keep: bool = True):
-        """The user's source line of CORE's call (the first frame outside the runtime). A
-        kmx call's is KEPT by the call's pc and return address (its wrapper in kmx.h is a
-        leaf, called from the user's line): a frame walk a call site."""
-        key = (core.call_pc(), core.engine.read("ra"))
+    def call_source(self, core: "Core", keep: bool = True, at: tuple[int, int] | None = None):
+        """The user's source line of CORE's call (the first frame outside the runtime), AT
+        (pc, ra; None: where the core is now). A kmx call's is KEPT by the call's pc and
+        return address (its wrapper in kmx.h is a leaf, called from the user's line): a
+        frame walk a call site. calls.c is told the sites kept."""
+        key = at or (core.call_pc(), core.engine.read("ra"))
         source = self._sources.get(key, _UNKNOWN) if keep else _UNKNOWN
         if source is _UNKNOWN:
             frame = core.users_frame(key[0])
             source = frame.source if frame is not None else None
             if keep:
                 self._sources[key] = source
+                state = self.native
+                if state is not None and state.site_count < hooks.CALL_SITES:
+                    state.sites[state.site_count] = hooks.CallSite(*key)
+                    state.site_count += 1
         return source
 
     def _system_call(self, core: "Core", number: int) -> None:

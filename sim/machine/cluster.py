@@ -250,6 +250,11 @@ class Cluster:
         self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
         self.checker.on_finding = self.observers.finding
         self.checker.on_change = self.observers.finding_changed
+        # The calls that need no Python are answered in C (sim/native/calls.c), unless a
+        # listener besides the story hears every call; the story hears of them after.
+        others = self.observers.hearing("call_begins", "call_ends", "invalidated", "flushed") - {self.story}
+        self.traps.answer_in_c(self.cores, self.cores[0].ecall_past, bool(others), self.story)
+        self.observers.catch_up = self.traps.tell_answered
         self.agents: list[Agent] = []  # the Tensix stand-ins (sim.noc.agent), in the program's order
         # (region ID, stand-in, "read" or "write"): [calls, first byte, end, file, line of the last]
         self._noc_tally: dict[tuple[int, str, str], list] = {}
@@ -287,6 +292,8 @@ class Cluster:
                 )
         if call.what == "raise":
             raise call.error
+        if self.traps.native is not None:  # (a line's state may change: sim/native/calls.c)
+            self.traps.native.generation += 1
         region = call.region
         at = region.offset + call.offset
         state = region.cache.state_address

@@ -138,6 +138,7 @@ class View:
         self._mapping = host.anonymous(storage.size) if storage.shared else storage.file.private()
         self.array = self._mapping.array
         self.address = self._mapping.address
+        self.madvise_forgets = self._mapping.madvise_forgets  # (forget is madvise's, which C may call)
         self.own_pages = storage.own_pages
 
     def forget(self, start: int, size: int) -> None:

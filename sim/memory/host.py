@@ -86,6 +86,7 @@ class Block:
     address: int
     size: int
     array: np.ndarray
+    madvise_forgets = False  # forget is madvise(MADV_DONTNEED) of [address, address + size)
 
     def forget(self, start: int = 0, size: int | None = None) -> None:
         raise NotImplementedError
@@ -168,6 +169,8 @@ class _LinuxBlock(Block):
 
     def _advise(self, advice: int, start: int, size: int) -> None:
         _libc().madvise(self.address + start, size, advice)
+
+    madvise_forgets = True
 
     def forget(self, start: int = 0, size: int | None = None) -> None:
         # Private anonymous: the pages are zeros again; private over a file: the file's;

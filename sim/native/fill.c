@@ -28,7 +28,10 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
         if (r->copy_all || r->copy_fill[page])
             copy_page(r->view + start, r->dram + start);
         r->filled[page] = 1;
-        r->loaded[page] = 1;
+        if (!r->loaded[page]) {
+            r->loaded[page] = 1;
+            CHANGED(r);
+        }
         r->stale[page] = 0;
     }
     if (write) {
@@ -79,9 +82,13 @@ int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64
     uint8_t bit = READ_BIT(core);
     if (r->read_cores)
         for (uint64_t line = first_line; line < end_line; line++)
-            r->read_cores[line] |= bit;
+            if (!(r->read_cores[line] & bit)) {
+                r->read_cores[line] |= bit;
+                CHANGED(r);
+            }
     if (!(r->read_stale[page] & bit)) {
         r->read_stale[page] |= bit;
+        CHANGED(r);
         if (r->on_stale_read)
             r->on_stale_read(r->token, page);
     }

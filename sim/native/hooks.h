@@ -16,6 +16,7 @@
  *   sched.c   whose turn it is, and the turn loop: the cores take turns in C until one
  *             needs Python
  *   noc.c     a region's DRAM as a Tensix stand-in's NoC reaches it, past the cache
+ *   calls.c   the kmx calls answered in C, at the ecall, when nothing needs Python
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -53,6 +54,9 @@ typedef int (*emu_stop_fn)(void *uc);
 typedef int (*emu_start_fn)(void *uc, uint64_t begin, uint64_t until, uint64_t timeout, size_t count);
 typedef int (*ctl_fn)(void *uc, int control, ...);
 #define UC_CTL_TLB_FLUSH_WRITE ((1 << 30) | 11) /* unicorn.h: UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0) */
+/* UC_CTL_WRITE(UC_CTL_TLB_FLUSH_PAGE, 1): one page's entries (the simulator's engine patch,
+ * sim/build/engine_patches/02-tlb-flush-page.patch) */
+#define UC_CTL_TLB_FLUSH_PAGE_WRITE ((1 << 30) | (1 << 26) | 15)
 typedef void (*line_event_fn)(int64_t token, int64_t kind, uint64_t offset, uint64_t size);
 
 enum { SPAN_IMAGE = 0, SPAN_STACK = 1, SPAN_REGION = 2 };
@@ -136,7 +140,16 @@ typedef struct {
     uint8_t *read_cores;
     uint64_t last_stale;    /* the last stale read's first byte in the span, plus one (watch.c) */
     uint64_t pages;         /* the span's */
+    /* What calls.c reads to answer a kmx_invalidate or kmx_flush in C */
+    uint64_t *generation;   /* the cluster's Calls.generation: raised at each change of a line's
+                             * state as the story sees it (loaded, read before an invalidate, its
+                             * mark; sim/cache/model.py, line_states); 0: none */
+    int64_t noc_writes;     /* a Tensix stand-in wrote under lines of it since the last invalidate
+                             * (the checker keeps which: sim/cache/checker.py) */
+    int64_t forget_view;    /* FORGET_*: how a drop gives the view's copies back (region_drop) */
 } Region;
+enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
+#define CHANGED(r) do { if ((r)->generation) (*(r)->generation)++; } while (0)
 #define TOLD_AGAIN 0x80 /* (Region.told: the line's stale bytes were read again, at once: watch.c) */
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
@@ -334,7 +347,45 @@ typedef struct Core {
     uint64_t announced;         /* the reservation the other cores' TLBs know of (reserve.c) */
     Reservations *reservations; /* the cluster's cores, where another core or a stand-in may store (0: none) */
     Original *original;         /* the thread's code as written, where the loader changed it (0: nowhere) */
+    struct Calls *calls;        /* the kmx calls answered in C (calls.c; 0: none) */
 } Core;
+
+/* The kmx calls calls.c answers, for one cluster's thread (sim/kmx/traps.py fills it in). */
+#define CALL_EVENTS 256
+#define CALL_SITES 64
+typedef struct {
+    int64_t core;      /* the core's number */
+    uint64_t number;   /* the call's (kmx.h's KMX_CALL_*) */
+    uint64_t argument; /* its a0 */
+    uint64_t pc;       /* the ecall's */
+    uint64_t ra;
+    uint64_t times;    /* the same call, at the same site, this many times in a row */
+} CallEvent;
+typedef struct {
+    uint64_t pc, ra;
+} CallSite;
+typedef struct Calls {
+    int64_t on;               /* answer in C (0: every call goes to Python; a listener hears them) */
+    int64_t ecall_past;       /* at an ecall the engine's pc is this far past it (probed) */
+    int64_t cluster;          /* kmx_cluster */
+    const uint64_t *words;    /* kmx_word */
+    int64_t word_count;
+    int64_t region_count;
+    const uint64_t *addresses; /* per region ID: its address */
+    Region **regions;          /* and its lines in the cache */
+    Core **cores;              /* the cluster's cores (each forgets its translations) */
+    int64_t core_count;
+    int64_t story;             /* the cache's story hears invalidates and flushes: queue them */
+    uint64_t generation;       /* raised at each change of a line's state (Region.generation) */
+    uint64_t looked;           /* the generation when the story last looked at the lines */
+    CallSite sites[CALL_SITES]; /* call sites whose source line Python knows */
+    int64_t site_count;
+    CallEvent events[CALL_EVENTS]; /* answered here, not yet told to the story */
+    int64_t event_count;
+    uint64_t answered;         /* calls answered here */
+} Calls;
+int calls_answer(void *uc, Core *core);
+void region_drop(Region *r, int forget);
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
 void profile_enter(Core *core, uint64_t address);

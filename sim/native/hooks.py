@@ -120,6 +120,47 @@ class RegionState(ctypes.Structure):
         ("read_cores", _u8),
         ("last_stale", ctypes.c_uint64),
         ("pages", ctypes.c_uint64),
+        ("generation", _u64),
+        ("noc_writes", ctypes.c_int64),
+        ("forget_view", ctypes.c_int64),
+    ]
+
+
+FORGET_NONE, FORGET_HERE, FORGET_IN_PYTHON = 0, 1, 2  # hooks.h: how a drop gives a view's copies back
+CALL_EVENTS, CALL_SITES = 256, 64  # hooks.h (calls.c)
+
+
+class CallEvent(ctypes.Structure):
+    _fields_ = [("core", ctypes.c_int64), ("number", ctypes.c_uint64), ("argument", ctypes.c_uint64),
+                ("pc", ctypes.c_uint64), ("ra", ctypes.c_uint64), ("times", ctypes.c_uint64)]
+
+
+class CallSite(ctypes.Structure):
+    _fields_ = [("pc", ctypes.c_uint64), ("ra", ctypes.c_uint64)]
+
+
+class CallsState(ctypes.Structure):
+    """The kmx calls answered in C for one cluster's thread (hooks.h, Calls; calls.c)."""
+
+    _fields_ = [
+        ("on", ctypes.c_int64),
+        ("ecall_past", ctypes.c_int64),
+        ("cluster", ctypes.c_int64),
+        ("words", _u64),
+        ("word_count", ctypes.c_int64),
+        ("region_count", ctypes.c_int64),
+        ("addresses", _u64),
+        ("regions", ctypes.POINTER(ctypes.POINTER(RegionState))),
+        ("cores", ctypes.POINTER(ctypes.c_void_p)),
+        ("core_count", ctypes.c_int64),
+        ("story", ctypes.c_int64),
+        ("generation", ctypes.c_uint64),
+        ("looked", ctypes.c_uint64),
+        ("sites", CallSite * CALL_SITES),
+        ("site_count", ctypes.c_int64),
+        ("events", CallEvent * CALL_EVENTS),
+        ("event_count", ctypes.c_int64),
+        ("answered", ctypes.c_uint64),
     ]
 
 
@@ -377,6 +418,7 @@ class CoreState(ctypes.Structure):
         ("announced", ctypes.c_uint64),
         ("reservations", ctypes.POINTER(Reservations)),
         ("original", ctypes.POINTER(Original)),
+        ("calls", ctypes.POINTER(CallsState)),
     ]
 
 
@@ -505,7 +547,10 @@ def library() -> ctypes.CDLL:
             loaded.reservations_stored.argtypes = [ctypes.POINTER(Reservations), ctypes.c_int64, ctypes.c_uint64,
                                                    ctypes.c_uint64]
             loaded.reservations_stored.restype = None
-            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait)):
+            loaded.region_drop.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            loaded.region_drop.restype = None
+            for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,
+                                            CallsState)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

@@ -10,6 +10,7 @@ uint64_t struct_size(int which) {
     case 3: return sizeof(Tile);
     case 4: return sizeof(Group);
     case 5: return sizeof(AgentWait);
+    case 6: return sizeof(Calls);
     default: return 0;
     }
 }

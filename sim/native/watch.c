@@ -68,8 +68,10 @@ int page_watched(const Region *r, uint64_t page) {
     at_ += count
 
 static void mark(Region *r, uint64_t line, uint8_t state) {
-    if (r->line_events && r->line_events[line] < state)
+    if (r->line_events && r->line_events[line] < state) {
         r->line_events[line] = state;
+        CHANGED(r);
+    }
 }
 
 static void tell(Region *r, int64_t kind, uint64_t offset, uint64_t size) {

@@ -18,7 +18,7 @@ is a slice).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:
     from ..._records import Finding
@@ -43,6 +43,10 @@ class Thread(Protocol):
 
 POINTS = ("turn_starts", "turn_ends", "call_begins", "call_ends", "invalidated", "flushed", "finding",
           "finding_changed", "fault", "all_returned", "ended", "released", "agent_step")
+
+
+def _nothing() -> None:
+    pass
 
 
 class Observer:
@@ -98,6 +102,13 @@ class Observers:
         self._hearing: dict[str, tuple[Observer, ...]] = {}
         for listener in listeners:
             self.add(listener)
+        # Told of the points that came first (the calls answered in C: sim.kmx.traps,
+        # tell_answered) before each point, so that the listeners hear them in order.
+        self.catch_up: Callable[[], None] = _nothing
+
+    def hearing(self, *points: str) -> set[Observer]:
+        """The listeners that hear any of POINTS."""
+        return {listener for point in points for listener in self._hearing[point]}
 
     def add(self, listener: Observer) -> None:
         self._listeners.append(listener)
@@ -114,53 +125,66 @@ class Observers:
         return bool(self._hearing["turn_starts"] or self._hearing["turn_ends"])
 
     def turn_starts(self, core: "Core") -> None:
+        self.catch_up()
         for listener in self._hearing["turn_starts"]:
             listener.turn_starts(core)
 
     def turn_ends(self, core: "Core") -> None:
+        self.catch_up()
         for listener in self._hearing["turn_ends"]:
             listener.turn_ends(core)
 
     def call_begins(self, call: "KmxCall") -> None:
+        self.catch_up()
         for listener in self._hearing["call_begins"]:
             listener.call_begins(call)
 
     def call_ends(self, call: "KmxCall") -> None:
+        self.catch_up()
         for listener in self._hearing["call_ends"]:
             listener.call_ends(call)
 
     def invalidated(self, core: "Core", region, lines_dropped: int) -> None:
+        self.catch_up()
         for listener in self._hearing["invalidated"]:
             listener.invalidated(core, region, lines_dropped)
 
     def flushed(self, core: "Core", region, lines_written: int) -> None:
+        self.catch_up()
         for listener in self._hearing["flushed"]:
             listener.flushed(core, region, lines_written)
 
     def finding(self, finding: "Finding") -> None:
+        self.catch_up()
         for listener in self._hearing["finding"]:
             listener.finding(finding)
 
     def finding_changed(self, finding: "Finding") -> None:
+        self.catch_up()
         for listener in self._hearing["finding_changed"]:
             listener.finding_changed(finding)
 
     def fault(self, core: "Core | None", fault: "CoreFault") -> None:
+        self.catch_up()
         for listener in self._hearing["fault"]:
             listener.fault(core, fault)
 
     def all_returned(self, codes: tuple[int, ...]) -> None:
+        self.catch_up()
         for listener in self._hearing["all_returned"]:
             listener.all_returned(codes)
 
     def ended(self) -> None:
+        self.catch_up()
         for listener in self._hearing["ended"]:
             listener.ended()
 
     def released(self, cluster: Thread) -> None:
+        self.catch_up()
         for listener in self._hearing["released"]:
             listener.released(cluster)
 
     def agent_step(self, agent, call) -> None:
+        self.catch_up()
         for listener in self._hearing["agent_step"]:
             listener.agent_step(agent, call)

@@ -74,6 +74,10 @@ class Story(Observer):
         self._findings: dict[tuple[int, str], Step] = {}  # a finding's key -> its step
         self.stopped = ""  # why the story stopped early ("": it did not)
         self._agent_last: tuple | None = None  # a stand-in's last step: (what it was, the step, how many times)
+        # The calls answered in C (sim/native/calls.c; set by sim.kmx.traps): told when the
+        # story looks at the lines (looked), and when it stops (story)
+        self.calls = None
+        self._call_last: list | None = None  # the last call's step: [what it was, the step, how many times]
 
     @staticmethod
     def _lines(region) -> int:
@@ -86,26 +90,31 @@ class Story(Observer):
         return region.cache.line_states()[first:last]
 
     def step(self, core: "Core | None", what: "str | Callable[[], str]", source, detail: str = "",
-             look: bool = True) -> Step | None:
+             look: bool = True, known: bool = False) -> Step | None:
         """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now
-        (LOOK False: the step changed no line's state, and they are not looked at).
-        Returns it (None: the story has stopped)."""
+        (LOOK False: the step changed no line's state, and they are not looked at; KNOWN:
+        it is known that none changed since the story last looked, a call answered in C,
+        and the look is counted as made). Returns it (None: the story has stopped)."""
         if self.stopped:
             return None
         lines = sum(states.size for states in self._now) if look else 0
         if len(self.steps) >= STORY_STEPS or self._looked + lines > STORY_LINES:
             self.stopped = (f"the story stops after {len(self.steps):,} steps: it keeps at most {STORY_STEPS:,} "
                             f"steps and looks at most {STORY_LINES:,} lines in all")
+            if self.calls is not None:
+                self.calls.story = 0
             return None
         self._looked += lines
         step = Step(core.number if core is not None else -1, what, source.file if source else None,
                     source.line if source else None, detail=detail)
-        for n, region in enumerate(self._cluster.regions if look else ()):
+        for n, region in enumerate(self._cluster.regions if look and not known else ()):
             states = self._states(region)
             runs = _runs(self._now[n], states)
             if runs is not None:
                 step.changes[n] = runs
                 self._now[n] = states
+        if look and not known and self.calls is not None:
+            self.calls.looked = self.calls.generation
         self.steps.append(step)
         return step
 
@@ -126,7 +135,7 @@ class Story(Observer):
         if call.known:
             name, region = call.name, call.region_id
             self.called(call.core, name, "" if region is None else str(region),
-                        call.source() if name in STEPPING_CALLS else None)
+                        call.source() if name in STEPPING_CALLS else None, call.answered, call.times)
 
     def fault(self, core: "Core | None", fault: "CoreFault") -> None:
         self.step(core, "fault", fault.source, fault.cause)
@@ -160,9 +169,12 @@ class Story(Observer):
         """A kmx call begins: a finding it makes is a step after the call's own."""
         self._held = []
 
-    def called(self, core: "Core", name: str, argument: str, source) -> None:
+    def called(self, core: "Core", name: str, argument: str, source, answered: bool = False, times: int = 1) -> None:
         """CORE's kmx call NAME(ARGUMENT) at SOURCE ended (or faulted): its step, when it is
-        one that steps, then those of the findings it made."""
+        one that steps, then those of the findings it made. ANSWERED in C (sim/native/
+        calls.c): no line changed since the story last looked, and it ran TIMES times in a
+        row; the same call as the last step, nothing between, is that step again, counted
+        (a thread that spins on kmx_invalidate does not use up the story's steps)."""
         held, self._held = self._held, None
         if name in STEPPING_CALLS and source is not None and self._cluster.explainer.in_runtime(source):
             # (no frame of the user's: the C library's start, whose barrier every core passes
@@ -172,7 +184,16 @@ class Story(Observer):
                       f"the thread's {'end' if end else 'start'} (kmx_runtime), {'after kmx_main returned' if end else 'before kmx_main'}: "
                       "not the thread's own code")
         elif name in STEPPING_CALLS:
-            self.step(core, f"{name}({argument})", source)
+            same = (core.number, name, argument, source)
+            last = self._call_last
+            if answered and last is not None and last[0] == same and self.steps and self.steps[-1] is last[1]:
+                last[2] += times
+                last[1].detail = f"{last[2]:,} times in a row"
+            else:
+                step = self.step(core, f"{name}({argument})", source, known=answered)
+                self._call_last = [same, step, times] if step is not None else None
+                if step is not None and times > 1:
+                    step.detail = f"{times:,} times in a row"
         for finding in held or ():
             self.finding(finding)
 

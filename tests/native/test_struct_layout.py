@@ -15,7 +15,7 @@ from komorebi.sim.native import hooks
 
 
 # hooks.py's names that are not hooks.h's (the rest are the same)
-C_NAMES = {"RegionState": "Region", "SpanEntry": "Span", "CoreState": "Core", "GroupState": "Group"}
+C_NAMES = {"RegionState": "Region", "SpanEntry": "Span", "CoreState": "Core", "GroupState": "Group", "CallsState": "Calls"}
 
 
 def _shared_structs() -> dict[str, type]:

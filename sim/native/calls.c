@@ -1,0 +1,192 @@
+/* calls.c: the kmx calls answered here, in C, at the ecall, when nothing needs Python
+ * (sim/kmx/traps.py answers the rest, and these too when a listener hears every call).
+ *
+ * A thread that waits for the Tensix side spins on kmx_invalidate and a load; a trip to
+ * Python for each call cost tens of microseconds where the card takes a tenth of one.
+ * Here are answered: kmx_cycles, kmx_cluster, kmx_word, kmx_word_count, kmx_region (with
+ * no size to store) and kmx_region_uncached, which read what the cluster knows
+ * (Calls); and kmx_invalidate and kmx_flush of a region no line of which was written
+ * since it was clean, where the cache's rule is the same whatever the mode: a flush
+ * writes nothing back, and an invalidate drops the lines (region_drop, which the
+ * model's Python calls too: the rule is here once) and loses nothing. Anything else
+ * goes to Python: a bad argument (its fault is worded there), a region with written
+ * lines, one a Tensix stand-in wrote under, or a call whose step of the cache's story
+ * would look at lines that changed since the story last did.
+ *
+ * The story (sim/observe/story.py) hears every invalidate and flush. One answered here
+ * is queued (Calls.events) and told to it when Python next runs, in order, before any
+ * other point it hears (sim/observe/observers.py). It is answered here only when its
+ * step is known without looking: no line's state changed since the story last looked
+ * (Calls.generation, which the cache model raises at every such change, against
+ * Calls.looked), and Python already knows the call site's source line (Calls.sites). */
+#include "hooks.h"
+
+#define ECALL 8
+enum { CALL_REGION = 2, CALL_INVALIDATE = 3, CALL_FLUSH = 4, CALL_WORD = 6, CALL_WORD_COUNT = 7,
+       CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h */
+#define UC_REG_A0 (UC_REG_X0 + 10)
+#define UC_REG_A1 (UC_REG_X0 + 11)
+#define UC_REG_A7 (UC_REG_X0 + 17)
+#define MADV_DONTNEED 4 /* (Linux's: FORGET_HERE is set only there, sim/memory/host.py) */
+
+int madvise(void *address, size_t length, int advice); /* (the process's libc) */
+
+static int zeros(const uint8_t *bytes, uint64_t count) {
+    for (uint64_t i = 0; i < count; i++)
+        if (bytes[i])
+            return 0;
+    return 1;
+}
+
+/* No line of R was written since it was clean: a flush writes nothing, an invalidate
+ * loses nothing. */
+static int nothing_written(const Region *r) {
+    return zeros(r->writable, r->pages) &&
+           (!r->dirty_mask || zeros((const uint8_t *)r->dirty_mask, r->pages * sizeof *r->dirty_mask));
+}
+
+/* An invalidate's drop of every line of R (sim/cache/model.py, CachedRegion._drop calls
+ * it too): nothing is in the cache, so the next access fills from DRAM. FORGET: the view's
+ * copies of DRAM's pages go back to the kernel here (FORGET_HERE), or Python gives them
+ * back after (FORGET_IN_PYTHON: a host without madvise's semantics, sim/memory/host.py). */
+void region_drop(Region *r, int forget) {
+    if (r->lines_known) /* the next fills bring DRAM's bytes (watch.c) */
+        lines_dropped(r);
+    __builtin_memset(r->filled, 0, r->pages);
+    __builtin_memset(r->writable, 0, r->pages);
+    if (r->dirty_mask)
+        __builtin_memset(r->dirty_mask, 0, r->pages * sizeof *r->dirty_mask);
+    __builtin_memset(r->stale, 0, r->pages);
+    r->unpainted = 0;
+    if (forget && r->forget_view == FORGET_HERE)
+        madvise(r->view, r->pages * PAGE, MADV_DONTNEED);
+}
+
+#define PAGE_BY_PAGE 16 /* a region of more filled pages than this: the whole TLB is flushed */
+
+/* Every core of the cluster forgets its translations of R's pages, the FILLED of them
+ * (those a fill hook gave the engine since the last drop; -1: not counted): each comes
+ * through the fill hook again. A few pages are flushed one by one; else the whole TLB,
+ * as sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps
+ * changed nothing: its fill would find it as it is.) */
+static void forget_translations(Calls *c, const Region *r, int64_t filled) {
+    for (int64_t i = 0; i < c->core_count; i++) {
+        Core *core = c->cores[i];
+        if (!core)
+            continue;
+        if (filled >= 0 && filled <= PAGE_BY_PAGE) {
+            for (uint64_t page = 0; page < r->pages && filled; page++)
+                if (r->filled[page]) {
+                    core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_PAGE_WRITE, r->base + page * PAGE);
+                    filled--;
+                }
+        } else {
+            core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_WRITE);
+        }
+        core->isa.page_generation++;
+    }
+}
+
+static int64_t count_filled(const Region *r) {
+    int64_t n = 0;
+    for (uint64_t page = 0; page < r->pages; page++)
+        n += r->filled[page] != 0;
+    return n;
+}
+
+static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
+    for (int64_t i = 0; i < c->site_count; i++)
+        if (c->sites[i].pc == pc && c->sites[i].ra == ra)
+            return 1;
+    return 0;
+}
+
+/* CORE's kmx_invalidate or kmx_flush of region ID (the caller checked it): whether it
+ * was answered here. */
+static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t id, uint64_t pc) {
+    Region *r = c->regions[id];
+    if (!r || r->noc_writes || r->unpainted || r->forget_view == FORGET_IN_PYTHON || !nothing_written(r))
+        return 0;
+    if (number == CALL_FLUSH && r->rescued && !zeros(r->rescued, r->pages * LINES_PER_PAGE))
+        return 0;
+    uint64_t ra = 0;
+    if (c->story) {
+        core->engine.reg_read(uc, (int)core->engine.reg_ra, &ra);
+        if (c->generation != c->looked || c->event_count >= CALL_EVENTS || !site_known(c, pc, ra))
+            return 0;
+    }
+    if (number == CALL_INVALIDATE) {
+        forget_translations(c, r, r->lines_known ? -1 : count_filled(r)); /* (before the drop: which were filled) */
+        /* (the view's copies need not go back for the next fills to be DRAM's: where no
+         * line was written since clean, each page the view holds a copy of is one a fill
+         * copies again (copy_fill: copied by a fill, or flushed), except where lines are
+         * known one by one (watch.c fills lines); so they stay until Python's next drop,
+         * and the madvise, a system call and a fault after it, is saved) */
+        region_drop(r, (int)r->lines_known);
+        if (r->tile)
+            tile_remove_range(r->tile, r->base / LINE, r->base / LINE + r->pages * LINES_PER_PAGE);
+        r->invalidated = 1;
+    } /* (a flush of no written line changes no page: each translation stays as it was) */
+    if (c->story) { /* (the same call again, nothing between: one event, counted) */
+        CallEvent *e = c->event_count ? &c->events[c->event_count - 1] : 0;
+        if (e && e->core == core->engine.core && e->number == number && e->argument == id && e->pc == pc &&
+            e->ra == ra) { /* (anything between reached Python, which told the story the queue) */
+            e->times++;
+            return 1;
+        }
+        e = &c->events[c->event_count++];
+        e->core = core->engine.core;
+        e->number = number;
+        e->argument = id;
+        e->pc = pc;
+        e->ra = ra;
+        e->times = 1;
+    }
+    return 1;
+}
+
+/* The ecall CORE is at (a kmx call's number in a7): answered here? Then a0 holds its value
+ * and the engine goes on after the ecall. */
+int calls_answer(void *uc, Core *core) {
+    Calls *c = core->calls;
+    if (!c || !c->on)
+        return 0;
+    uint64_t number = 0, a0 = 0, a1 = 0, pc = 0, value = 0;
+    core->engine.reg_read(uc, UC_REG_A7, &number);
+    core->engine.reg_read(uc, UC_REG_A0, &a0);
+    core->engine.reg_read(uc, (int)core->engine.reg_pc, &pc);
+    pc -= (uint64_t)c->ecall_past; /* the ecall's own */
+    switch (number) {
+    case CALL_CYCLES: value = core->turn.cycles; break;
+    case CALL_CLUSTER: value = (uint64_t)c->cluster; break;
+    case CALL_WORD_COUNT: value = (uint64_t)c->word_count; break;
+    case CALL_WORD:
+        if (a0 >= (uint64_t)c->word_count)
+            return 0; /* (a fault, which Python words) */
+        value = c->words[a0];
+        break;
+    case CALL_REGION:
+        core->engine.reg_read(uc, UC_REG_A1, &a1);
+        if (a1) /* (the size goes to the thread's memory: Python's, through the cache) */
+            return 0;
+        value = a0 < (uint64_t)c->region_count ? c->addresses[a0] : 0;
+        break;
+    case CALL_REGION_UNCACHED:
+        value = a0 < (uint64_t)c->region_count ? c->addresses[a0] - UNCACHED_OFFSET : 0;
+        break;
+    case CALL_INVALIDATE:
+    case CALL_FLUSH:
+        if (a0 >= (uint64_t)c->region_count || !region_call(c, core, uc, number, a0, pc))
+            return 0;
+        c->answered++;
+        pc += 4;
+        core->isa.reg_write(uc, (int)core->engine.reg_pc, &pc);
+        return 1;
+    default: return 0;
+    }
+    core->isa.reg_write(uc, UC_REG_A0, &value);
+    c->answered++;
+    pc += 4;
+    core->isa.reg_write(uc, (int)core->engine.reg_pc, &pc);
+    return 1;
+}

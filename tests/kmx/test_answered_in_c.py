@@ -1,0 +1,134 @@
+"""The kmx calls answered in C (sim/native/calls.c): the same values, the same cache, the
+same findings and the same story as when Python answers every call (as it does while a
+listener hears every call: km.Session(trace=...)), in every mode of the cache; and a
+thread that spins on kmx_invalidate and a load reaches Python only a few times."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from komorebi.sim.kmx import traps
+from tests.threads import program_for, run_to_end
+
+CALLS = r"""
+#include "kmx.h"
+
+/* Every call calls.c answers, and the ones it hands to Python (a size to store, a bad
+   word); invalidates and flushes of a region written and not, read between. */
+int kmx_main(int core) {
+    (void)core;
+    uint64_t size = 0;
+    uint32_t* data = (uint32_t*)kmx_region(0, &size);
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(1, 0);
+    uint32_t out[16] = {0};
+    out[0] = kmx_word(0) + kmx_word(1);
+    out[1] = (uint32_t)kmx_word_count();
+    out[2] = (uint32_t)kmx_cluster();
+    out[3] = (uint32_t)size;
+    out[4] = (uint32_t)((uint64_t)kmx_region(0, 0) - (uint64_t)data);
+    out[5] = (uint32_t)(((uint64_t)data - (uint64_t)kmx_region_uncached(0)) >> 32);
+    out[6] = kmx_region(7, 0) == 0 && kmx_region_uncached(7) == 0;
+    uint64_t before = kmx_cycles();
+    for (int round = 0; round < 50; round++) {
+        kmx_invalidate(1);
+        out[7] += flags[round % 8];
+        kmx_flush(1);
+        if (round % 10 == 3) {
+            data[round] += 1;
+            kmx_flush(0);
+        }
+        if (round % 10 == 7) {
+            data[round + 1] = 5;  /* dropped: a finding */
+            kmx_invalidate(0);
+        }
+        out[8] += data[round];
+    }
+    out[9] = kmx_cycles() > before;
+    kmx_result(0, out, 16);
+    return 0;
+}
+"""
+
+
+def _expand(steps) -> list[tuple]:
+    """The story's steps, a step counted N times in a row as N steps (the first of them
+    with the step's changes, the rest with none, as each was when Python answered)."""
+    out = []
+    for step in steps:
+        match = re.fullmatch(r"([\d,]+) times in a row", step.detail)
+        times = int(match.group(1).replace(",", "")) if match else 1
+        where = (step.core, step.what, step.file and Path(step.file).name, step.line)
+        out.append((*where, tuple((region, runs.tolist()) for region, runs in step.changes)))
+        out.extend([(*where, ())] * (times - 1))
+    return out
+
+
+def _run(tmp_path, *, trace: bool, **options):
+    tmp_path.mkdir()
+    tables = []
+    answer_in_c = traps.TrapTable.answer_in_c
+
+    def spy(table, *args):
+        tables.append(table)
+        return answer_in_c(table, *args)
+
+    program = program_for(CALLS, tmp_path, regions={"data": np.arange(256, dtype=np.uint32), "flags": 64},
+                          words=(3, 4))
+    if trace:
+        options["trace"] = tmp_path / "trace.json"
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the findings are the test's: run.findings)
+        patch.setattr(traps.TrapTable, "answer_in_c", spy)
+        result, run = run_to_end(program, **options)
+    story = run._loaded.machine.story()
+    return result, run, story, tables[0].native.answered
+
+
+@pytest.mark.parametrize("options", [{}, {"coherence": "strict"}, {"cache": "card-size"}],
+                         ids=["card", "strict", "card-size"])
+def test_answered_in_c_as_python_answers(tmp_path, options):
+    result, run, story, answered = _run(tmp_path / "c", trace=False, **options)
+    reference, reference_run, reference_story, none = _run(tmp_path / "python", trace=True, **options)
+    assert answered > 100 and none == 0  # (the trace hears every call: Python answers them)
+    assert list(result.words[:10]) == list(reference.words[:10])
+    assert list(result.words[:7]) == [7, 2, 1, 1024, 0, 0x4000, 1]
+    assert [(f.kind, f.message) for f in run.findings] == [(f.kind, f.message) for f in reference_run.findings]
+    assert any(f.kind == "invalidate-dropped-writes" for f in run.findings)
+    assert np.array_equal(run.thread.read("data"), reference_run.thread.read("data"))
+    assert _expand(story.steps) == _expand(reference_story.steps)
+
+
+SPIN = r"""
+#include "kmx.h"
+
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(0, 0);
+    uint32_t spins = kmx_word(0), seen = 0;
+    for (uint32_t i = 0; i < spins; i++) {
+        kmx_invalidate(0);
+        seen += flags[0];
+    }
+    kmx_result(0, &seen, 1);
+    return 0;
+}
+"""
+
+
+def test_a_spin_on_invalidate_stays_in_c_and_is_one_step(tmp_path, monkeypatch):
+    python_calls = []
+    dispatch = traps.TrapTable.dispatch
+    monkeypatch.setattr(traps.TrapTable, "dispatch",
+                        lambda table, core: (python_calls.append(core.call_arguments()[0]), dispatch(table, core))[1])
+    program = program_for(SPIN, tmp_path, regions={"flags": np.array([7], np.uint32)}, words=(5000,))
+    result, run = run_to_end(program)
+    assert result.words[0] == 7 * 5000
+    assert python_calls.count(traps.Call.INVALIDATE) <= 3  # (the first, and one after the line was first loaded)
+    steps = [step for step in run._loaded.machine.story().steps if step.what == "kmx_invalidate(0)"]
+    assert len(steps) <= 3 and len(_expand(steps)) == 5000
+    assert steps[-1].detail.endswith("times in a row")
