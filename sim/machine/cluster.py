@@ -292,8 +292,6 @@ class Cluster:
                 )
         if call.what == "raise":
             raise call.error
-        if self.traps.native is not None:  # (a line's state may change: sim/native/calls.c)
-            self.traps.native.generation += 1
         region = call.region
         at = region.offset + call.offset
         state = region.cache.state_address

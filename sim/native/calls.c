@@ -64,19 +64,20 @@ void region_drop(Region *r, int forget) {
 
 #define PAGE_BY_PAGE 16 /* a region of more filled pages than this: the whole TLB is flushed */
 
-/* Every core of the cluster forgets its translations of R's pages, the FILLED of them
- * (those a fill hook gave the engine since the last drop; -1: not counted): each comes
- * through the fill hook again. A few pages are flushed one by one; else the whole TLB,
- * as sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps
- * changed nothing: its fill would find it as it is.) */
-static void forget_translations(Calls *c, const Region *r, int64_t filled) {
+/* Every core of the cluster forgets its translations of R's pages: the FILLED of them
+ * (those a fill hook gave the engine since the last drop), or every one (EVERY: where
+ * lines are known one by one, a watched page is not marked filled). Each comes through
+ * the fill hook again. A few pages are flushed one by one; else the whole TLB, as
+ * sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps changed
+ * nothing: its fill would find it as it is.) */
+static void forget_translations(Calls *c, const Region *r, int64_t filled, int every) {
     for (int64_t i = 0; i < c->core_count; i++) {
         Core *core = c->cores[i];
         if (!core)
             continue;
-        if (filled >= 0 && filled <= PAGE_BY_PAGE) {
+        if (filled <= PAGE_BY_PAGE) {
             for (uint64_t page = 0; page < r->pages && filled; page++)
-                if (r->filled[page]) {
+                if (every || r->filled[page]) {
                     core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_PAGE_WRITE, r->base + page * PAGE);
                     filled--;
                 }
@@ -116,7 +117,8 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
             return 0;
     }
     if (number == CALL_INVALIDATE) {
-        forget_translations(c, r, r->lines_known ? -1 : count_filled(r)); /* (before the drop: which were filled) */
+        /* (before the drop: which were filled) */
+        forget_translations(c, r, r->lines_known ? (int64_t)r->pages : count_filled(r), (int)r->lines_known);
         /* (the view's copies need not go back for the next fills to be DRAM's: where no
          * line was written since clean, each page the view holds a copy of is one a fill
          * copies again (copy_fill: copied by a fill, or flushed), except where lines are

@@ -90,9 +90,11 @@ def test_the_patches_apply_to_the_published_source(tmp_path):
     if not source.is_file():
         pytest.skip("the install has no copy of the engine's source (a build from the cache's)")
     assert engine_build._hash(source) == engine_build.SOURCE_SHA256
+    changed = {line[len("+++ b/"):] for patch in engine_build.patches()
+               for line in patch.read_text().splitlines() if line.startswith("+++ b/")}
+    assert {"qemu/target/riscv/fpu_helper.c", "uc.c"} <= changed
     with tarfile.open(source) as archive:
-        wanted = {f"unicorn-{engine_build.VERSION}/src/qemu/target/riscv/{name}"
-                  for name in ("fpu_helper.c", "insn_trans/trans_rvf.inc.c")}
+        wanted = {f"unicorn-{engine_build.VERSION}/src/{name}" for name in changed}
         members = [m for m in archive.getmembers() if m.name in wanted]
         try:
             archive.extractall(tmp_path, members=members, filter="data")
@@ -103,6 +105,7 @@ def test_the_patches_apply_to_the_published_source(tmp_path):
         engine_build.apply_patch(root, patch.read_text(), patch.name)
     helper = (root / "qemu/target/riscv/fpu_helper.c").read_text()
     assert "check_nanbox_s" in helper and "nanbox_s(float32_add(" in helper
+    assert "case UC_CTL_TLB_FLUSH_PAGE:" in (root / "uc.c").read_text()
 
 
 def test_a_blank_context_line_without_its_space_is_still_context(tmp_path):
