@@ -521,6 +521,8 @@ class Cluster:
         if self.checker is not None:
             self.checker.settle()  # (the findings' bytes, for the trace and the story)
         self.observers.released(self)  # (the profile counts up before the memory goes)
+        if self.traps.native is not None:  # (calls.c reaches every core's engine: none from now on)
+            self.traps.native.on = 0
         for core in self.cores:
             core.close()
         for span in self.memory.spans:
