@@ -31,7 +31,7 @@ _LAZY = {
     "CacheEvents": "_records", "CoreProfile": "_records", "FunctionCount": "_records",
     "LineCount": "_records", "Profile": "_profile",
     "Program": "_program",
-    "CacheCounts": "_records", "Finding": "_records", "AgentReport": "_records", "AgentStopped": "_records", "ThreadResult": "_results",
+    "CacheCounts": "_records", "Category": "_records", "Finding": "_records", "AgentReport": "_records", "AgentStopped": "_records", "ThreadResult": "_results",
     "Schedule": "_schedule",
     "Run": "_session", "Session": "_session", "Thread": "_session",
 }
@@ -40,7 +40,8 @@ if _TYPE_CHECKING:
     from komorebi._explore import ExploreReport, Failure, explore
     from komorebi._profile import Profile
     from komorebi._program import Program
-    from komorebi._records import AgentReport, AgentStopped, CacheCounts, CacheEvents, CoreProfile, Finding, FunctionCount, LineCount
+    from komorebi._records import (AgentReport, AgentStopped, CacheCounts, CacheEvents, Category, CoreProfile, Finding,
+                                   FunctionCount, LineCount)
     from komorebi._results import ThreadResult
     from komorebi._schedule import Schedule
     from komorebi._session import Run, Session, Thread
@@ -71,6 +72,7 @@ __all__ = [
     "AgentStopped",
     "CacheCounts",
     "CacheEvents",
+    "Category",
     "CoherenceWarning",
     "CompileError",
     "CompileWarning",

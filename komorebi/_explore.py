@@ -142,7 +142,7 @@ def _try(make_program: Callable[[], Program], check: Callable, number: int, sche
                     break
             run.stop()
             if kind is None and "finding" in settings.fail_on and run.findings:
-                kind, message = "finding", run.findings[0].message
+                kind, message = "finding", str(CoherenceWarning(run.findings[0]))
             if kind is None and "check" in settings.fail_on:
                 try:
                     verdict = check(run)

@@ -1,7 +1,8 @@
 """The plain data that crosses the seam (komorebi._backend), defined once for both sides.
 
 What crosses, either way: a thread as Program.thread checked it (ThreadSpec, what a
-backend loads); an item a thread handed (Handed, with a FaultReport); where a core is
+backend loads); an item a thread handed (Handed, with a FaultReport, in a Category); a
+failure of the simulator's own (SimulatorFailure); where a core is
 (CorePlace); what a thread printed (Output); a coherence finding (Finding, km.Finding); the
 regions' lines, as a picture and as a story (LineState, RegionPicture, StoryStep,
 CacheStory); the card-size cache's counts (CacheCounts, km.CacheCounts); and the profile's
@@ -18,7 +19,7 @@ in the annotations), so that either side may import it from anywhere without a c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +70,64 @@ class AgentReport:
         return f"agent {self.name!r}: {self.doing}{at}"
 
 
+class Category(str, Enum):
+    """What kind of thing a fault or a finding is, and so who is at fault: the `category`
+    of each km.ThreadFault and km.Finding, whose words (`words`) begin its message.
+    docs/errors.md groups its messages so. A str, its value: `fault.category ==
+    "thread-mistake"` holds too.
+
+    >>> try:
+    ...     run.thread_result(timeout=10.0)
+    ... except km.ThreadFault as fault:
+    ...     if fault.category is km.Category.SIMULATOR:
+    ...         print("a bug of the simulator's: please report it")
+    """
+
+    # The thread did what the card refuses too (it would trap, or hang): a bad access, an
+    # illegal instruction, a bad kmx argument, a failed assert. The thread's code is at fault.
+    MISTAKE = "thread-mistake"
+    # The card does it without complaint, but what comes of it depends on what its caches
+    # happen to hold: bytes it does not promise (every coherence finding). The thread's code
+    # is at fault, though it may give the right answer on a card, for a while.
+    UNPREDICTABLE = "unpredictable"
+    # What the thread asked for is something the simulator does not model (a system call
+    # it does not serve, a cache register it does not know): on a card it may work.
+    NOT_SIMULATED = "not-simulated"
+    # A bug of the simulator's own: the thread is not at fault. Please report it.
+    SIMULATOR = "simulator-failure"
+    # Stopped on request (gdb's kill): nobody's fault.
+    STOPPED = "stopped"
+
+    @property
+    def words(self) -> str:
+        """The words a message in this category begins with, before a colon."""
+        return _CATEGORY_WORDS[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_CATEGORY_WORDS = {
+    Category.MISTAKE: "the thread's mistake",
+    Category.UNPREDICTABLE: "unpredictable on a card",
+    Category.NOT_SIMULATED: "not simulated",
+    Category.SIMULATOR: "a simulator failure, not the thread's",
+    Category.STOPPED: "stopped on request",
+}
+
+
+class SimulatorFailure(RuntimeError):
+    """A failure of the simulator's own (a bug of ours, not the thread's) that `run.stop()`
+    raises: what went wrong as a thread ended, once it could no longer be that thread's
+    fault. Its message begins with its category's words."""
+
+    category = Category.SIMULATOR
+
+
 @dataclass(frozen=True)
 class FaultReport:
-    """A thread's crash, as km.ThreadFault tells it."""
+    """A thread's crash, as km.ThreadFault tells it; CATEGORY says what kind it is (a
+    simulator failure is never the thread's mistake)."""
 
     cluster: int
     core: int
@@ -81,6 +137,7 @@ class FaultReport:
     line: int | None = None
     backtrace: tuple[str, ...] = ()
     line_pc: int | None = None
+    category: Category = Category.MISTAKE
 
 
 @dataclass(frozen=True)
@@ -136,7 +193,8 @@ class Finding:
     "flush-over-noc-write"; `start`
     and `end` are byte offsets in the region (end exclusive), the span of every byte the
     mistake touched; `file` and `line` are the thread's source line of its first
-    occurrence; `message` says what went wrong and what the fix is. `core` is the core of
+    occurrence; `message` says what went wrong and what the fix is, and `category` what
+    kind of mistake it is (each kind's: sim.cache.checker). `core` is the core of
     the first occurrence; `cores` names every core that made the mistake, each with the
     bytes of the region it touched, as (core, start, end). Where a Tensix
     stand-in (program.noc_agent) took part, `agent` names it and `agent_file` and
@@ -162,13 +220,14 @@ class Finding:
     agent_file: str | None = None
     agent_line: int | None = None
     cores: tuple[tuple[int, int, int], ...] = ()
+    category: Category = Category.UNPREDICTABLE
 
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}" if self.file else "(no source line)"
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        return f"{self.where}: {self.category.words}: {self.message}"
 
     def __repr__(self) -> str:
         place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}" if self.file else "no source line"

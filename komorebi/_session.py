@@ -34,7 +34,7 @@ CACHES = ("unbounded", "card-size")
 def _thread_fault(fault: FaultReport) -> ThreadFault:
     return ThreadFault(
         cluster=fault.cluster, core=fault.core, pc=fault.pc, cause=fault.cause, file=fault.file,
-        line=fault.line, backtrace=list(fault.backtrace), line_pc=fault.line_pc,
+        line=fault.line, backtrace=list(fault.backtrace), line_pc=fault.line_pc, category=fault.category,
     )
 
 
@@ -146,7 +146,7 @@ class _Loaded:
                 self.stopped = True
             for finding in self.machine.findings():
                 warnings.warn_explicit(
-                    CoherenceWarning(finding.message), CoherenceWarning, finding.file or "<thread>", finding.line or 0
+                    CoherenceWarning(finding), CoherenceWarning, finding.file or "<thread>", finding.line or 0
                 )
             for number in self.machine.clusters:
                 error = self.machine.output(number).host_error

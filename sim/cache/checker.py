@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
-from ..._records import Finding, named_cores  # (km.Finding: the checker's findings are the API's, as they are)
+from ..._records import Category, Finding, named_cores  # (km.Finding: the checker's findings are the API's, as they are)
 from ..layout import CORES_PER_CLUSTER, LINE, PAGE, UNCACHED_OFFSET
 from ..native import hooks
 from . import registers
@@ -53,6 +53,21 @@ NOC_READ_UNFLUSHED = "noc-read-unflushed"
 FLUSH_OVER_NOC_WRITE = "flush-over-noc-write"
 KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
          MIXED_ALIAS, NOC_READ_UNFLUSHED, FLUSH_OVER_NOC_WRITE)
+
+# Each kind's category (km.Category). A card refuses none of these mistakes: it carries
+# each out without a trap, and what comes of it depends on what its caches happen to hold
+# when (which lines an eviction wrote back, or dropped, before), so each is UNPREDICTABLE,
+# not the thread's MISTAKE (a fault, which the card refuses too). Each, kind by kind:
+CATEGORIES = {
+    READ_BEFORE_INVALIDATE: Category.UNPREDICTABLE,  # the old bytes, if the cache still holds the lines
+    UNFLUSHED_WRITE: Category.UNPREDICTABLE,  # in DRAM only if an eviction wrote them back in time
+    INVALIDATE_DROPPED_WRITES: Category.UNPREDICTABLE,  # lost, unless an eviction wrote them back first
+    FLUSH_WROTE_STALE_BYTES: Category.UNPREDICTABLE,  # stale bytes written back, if the cache held stale lines
+    STALE_READ: Category.UNPREDICTABLE,  # the cache's bytes or DRAM's, as the cache happens to hold the line
+    MIXED_ALIAS: Category.UNPREDICTABLE,  # which of the two copies a read sees depends on the cache
+    NOC_READ_UNFLUSHED: Category.UNPREDICTABLE,  # DRAM's old bytes, unless an eviction wrote the new ones
+    FLUSH_OVER_NOC_WRITE: Category.UNPREDICTABLE,  # the stand-in's bytes lost, if the line was cached before
+}
 
 
 def _at(source) -> str:
@@ -617,7 +632,7 @@ class Checker:
             file=source.file if source is not None else None,
             line=source.line if source is not None else None,
             message=message(start, end), agent=name, agent_file=agent_file, agent_line=agent_line,
-            cores=self._cores_of(key),
+            cores=self._cores_of(key), category=CATEGORIES[key[1]],
         )
         if self.on_finding is not None:
             self.on_finding(found)

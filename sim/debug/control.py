@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..._records import Category
 from ..hart.faults import CoreFault
 from .stub import DebuggerGone, GdbStub, Thread
 
@@ -91,4 +92,4 @@ class Attached(Unattended):
         if self.stub.killed:
             cluster = self.cluster
             core = cluster.running or next((c for c in cluster.cores if c.state != "exited"), cluster.cores[0])
-            cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)"))
+            cluster.fail(core.fault(core.pc, "gdb killed the thread (its kill command)", category=Category.STOPPED))

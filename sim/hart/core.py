@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from ..._records import Category
 from ..isa import decode, stand_in
 from ..layout import PAGE
 from ..memory import host
@@ -693,7 +694,9 @@ class Core:
         callback (sim.hart.diagnosis.Diagnosis.access_pc)."""
         return self.diagnosis.access_pc(address, size, store, start)
 
-    def fault(self, pc: int, cause: str, came_from: int | None = None) -> CoreFault:
-        """A CoreFault at PC, with its source line and a backtrace through frame pointers
-        (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
-        return self.diagnosis.fault(pc, cause, came_from)
+    def fault(self, pc: int, cause: str, came_from: int | None = None,
+              category: Category = Category.MISTAKE) -> CoreFault:
+        """A CoreFault at PC in CATEGORY (the thread's mistake unless said), with its source
+        line and a backtrace through frame pointers (after CAME_FROM, a return address, when
+        PC was reached by a bad jump)."""
+        return self.diagnosis.fault(pc, cause, came_from, category)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Protocol
 
+from ..._records import Category
 from ..cache import registers
 from ..isa import decode, target, vector
 from ..layout import PAGE
@@ -223,7 +224,9 @@ class Diagnosis:
         block = registers.describe(address)
         what = f"{'an' if size == 8 else 'a'} {size}-byte {'store to' if store else 'load from'} {address:#x}, {block}"
         flushed = registers.flush_of_no_memory(address, size, device.fault_value) if store else None
-        return self.fault(pc, f"{what}. {flushed or registers.SIMULATED}")
+        if flushed:  # (on a card the flush would do nothing, silently: the thread meant something else)
+            return self.fault(pc, f"{what}. {flushed}")
+        return self.fault(pc, f"{what}. {registers.SIMULATED}", category=Category.NOT_SIMULATED)
 
     def vector_element(self, pc: int, page: int) -> tuple[int, str] | None:
         """(the address, what it was) of the element a vector load or store at PC was
@@ -252,12 +255,13 @@ class Diagnosis:
                 cause = f"an ebreak ({insn}): a breakpoint, and no debugger is attached"
             else:
                 cause = f"an instruction the engine cannot run ({insn}). {ILLEGAL_HELP}"
-        else:
-            cause = f"the engine stopped: {error}"
+        else:  # (what the simulator cannot explain it does not blame on the thread)
+            return self.fault(pc, f"the engine stopped: {error}", category=Category.SIMULATOR)
         return self.fault(pc, cause)
 
-    def fault(self, pc: int, cause: str, came_from: int | None = None) -> CoreFault:
-        """A CoreFault at PC, with its source line and a backtrace through frame pointers
-        (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
+    def fault(self, pc: int, cause: str, came_from: int | None = None,
+              category: Category = Category.MISTAKE) -> CoreFault:
+        """A CoreFault at PC in CATEGORY, with its source line and a backtrace through
+        frame pointers (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
         fp = self._core.engine.read("fp") if self._core.engine is not None else 0
-        return self._explain.fault(self._core.context.cluster, self._core.number, pc, fp, cause, came_from)
+        return self._explain.fault(self._core.context.cluster, self._core.number, pc, fp, cause, came_from, category)

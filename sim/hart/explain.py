@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from ..._records import Category
 from .faults import CoreFault, Frame
 from ..image.dwarf import LineTable, SourceLine, line_table
 from ..image.elf import ThreadImage
@@ -135,14 +136,15 @@ class Explainer:
                 return caller
         return source
 
-    def fault(self, cluster: int, core: int, pc: int, fp: int, cause: str, came_from: int | None = None) -> CoreFault:
-        """A CoreFault at PC, with its source line and a backtrace from FP (after
-        CAME_FROM, a return address, when PC was reached by a bad jump)."""
+    def fault(self, cluster: int, core: int, pc: int, fp: int, cause: str, came_from: int | None = None,
+              category: Category = Category.MISTAKE) -> CoreFault:
+        """A CoreFault at PC in CATEGORY, with its source line and a backtrace from FP
+        (after CAME_FROM, a return address, when PC was reached by a bad jump)."""
         frames = self.frames(pc, fp)
         if came_from and self.source_line(call_site(came_from)) is not None:
             frames.insert(1, Frame(call_site(came_from), self.source_line(call_site(came_from))))
         named = self.user_frame(frames)
-        return CoreFault(cluster, core, pc, cause, named.source, frames, named.pc)
+        return CoreFault(cluster, core, pc, cause, named.source, frames, named.pc, category)
 
     # -- instructions ----------------------------------------------------------------------
 

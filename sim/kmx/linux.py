@@ -32,6 +32,7 @@ import codecs
 import struct
 from typing import TYPE_CHECKING, Callable
 
+from ..._records import Category
 from ..layout import PAGE
 from .resources import MEMORY_POLICY, Resources, SystemCallFault
 
@@ -221,7 +222,7 @@ class Linux(Resources):
         if signal == 6:
             raise SystemCallFault("abort() was called (the C library raised SIGABRT)")
         name = SIGNALS.get(signal, f"signal {signal}")
-        raise SystemCallFault(f"the thread raised {name}; a thread has no signal handlers")
+        raise SystemCallFault(f"the thread raised {name}; a thread has no signal handlers", Category.NOT_SIMULATED)
 
     def _rt_sigaction(self, core, _signal, _action, old, *_):
         if old:

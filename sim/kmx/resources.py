@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import struct
 
+from ..._records import Category
 from ..layout import STACK_BYTES
 
 EPERM, ESRCH, EINVAL, ENOSYS = 1, 3, 22, 38
@@ -36,7 +37,12 @@ MEMORY_POLICY = ("mbind", "get_mempolicy", "set_mempolicy", "migrate_pages", "mo
 
 
 class SystemCallFault(Exception):
-    """A system call the thread may not make, with what to say (sim.kmx.linux's too)."""
+    """A system call the thread may not make, with what to say (sim.kmx.linux's too), and
+    its CATEGORY: the thread's mistake (abort), or what the simulator does not model."""
+
+    def __init__(self, message: str, category: Category = Category.MISTAKE) -> None:
+        super().__init__(message)
+        self.category = category
 
 
 class Resources:
@@ -84,7 +90,7 @@ class Resources:
             raise SystemCallFault(
                 f"sched_setaffinity: core {task} is asked to run only on {named}; each core of the "
                 f"thread is a CPU of its own ({'CPU 0' if cores == 1 else f'CPUs 0 to {cores - 1}'}) "
-                "and cannot move to another (docs/c-library.md)"
+                "and cannot move to another (docs/c-library.md)", Category.NOT_SIMULATED,
             )
         self._affinity[task] = wanted
         return 0

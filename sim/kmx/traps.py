@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import numpy as np
 
+from ..._records import Category
 from ..hart.faults import CallError
 from ..native import hooks
 from ..layout import RESULT_WORDS, UNCACHED_OFFSET, count_bytes
@@ -260,13 +261,13 @@ class TrapTable:
         """An ecall that is no kmx call: one of the Linux system calls the C library makes
         (sim.kmx.linux), or a fault that says what it was."""
         if not self.linux.serves(number):
-            raise core.fault(core.call_pc(), Linux.unknown(number, max(Call)))
+            raise core.fault(core.call_pc(), Linux.unknown(number, max(Call)), category=Category.NOT_SIMULATED)
         try:
             value = self.linux.call(core, number, core.system_call_arguments())
         except MemoryAccessError as error:
             raise self._bad_pointer(core, f"the C library's {Linux.name(number)} system call", error) from None
         except SystemCallFault as error:
-            raise core.fault(core.call_pc(), str(error)) from None
+            raise core.fault(core.call_pc(), str(error), category=error.category) from None
         if value is not None:
             core.set_return(value)
 

@@ -32,12 +32,13 @@ from typing import Sequence
 import numpy as np
 
 from ..._records import (
-    AgentReport, CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
+    AgentReport, CacheCounts, CacheEvents, CacheStory, Category, CorePlace, CoreProfile, Finding, Handed, Output,
+    RegionPicture, SimulatorFailure, StoryStep,
 )
 from ..kmx import console
 from .cluster import Cluster
 from ..memory.dram import Bank
-from ..hart.faults import CoreFault
+from ..hart.faults import CoreFault, simulator_failure
 from ..layout import DEFAULT_HEAP_BYTES, SHARES
 from ..image.elf import ThreadImage
 from ..kmx.outbox import Outbox
@@ -223,13 +224,14 @@ class Card:
         return turns, instructions
 
     def _failed(self, cluster: Cluster, error: BaseException) -> None:
-        """A bug of the simulator's ended CLUSTER's thread: Python hears of it as the
-        thread's fault (unless the thread had handed its last item already), and stop()
-        raises it."""
+        """A bug of the simulator's ended CLUSTER's thread: Python hears of it as a
+        simulator failure (unless the thread had handed its last item already), never as
+        the thread's mistake, and stop() raises it."""
         self._errors.append((cluster.number, error))
         cluster.faulted = True  # (its unflushed lines are not the news)
         if not cluster.outbox.has_last:
-            cluster.outbox.put_last(Handed(fault=CoreFault(cluster.number, 0, 0, f"the simulator failed: {error!r}").report()))
+            fault = CoreFault(cluster.number, 0, 0, simulator_failure(error), category=Category.SIMULATOR)
+            cluster.outbox.put_last(Handed(fault=fault.report()))
 
     def _schedule(self, clusters: list[Cluster]) -> None:
         """The clusters of one host thread (one, or 2 and 3 under a plan: `groups`) take
@@ -296,8 +298,8 @@ class Card:
         except CoreFault as fault:
             if not cluster.debugger.faulted(core, fault):
                 cluster.fail(fault)
-        except Exception as error:  # a bug of ours in a hook: fail this thread only
-            cluster.fail(core.fault(core.position()[0], f"the simulator failed: {error!r}"))
+        except Exception as error:  # a bug of ours in a hook: this thread ends (not the session), not as its fault
+            cluster.fail(core.fault(core.position()[0], simulator_failure(error), category=Category.SIMULATOR))
         finally:
             cluster.running = None
             cluster.observers.turn_ends(core)
@@ -366,8 +368,9 @@ class Card:
         self._write_trace()
         if self._errors:  # said once
             (number, error), self._errors = self._errors[0], []
-            raise RuntimeError(
-                f"the simulator failed while the thread on cluster {number} ended: {error!r}"
+            raise SimulatorFailure(
+                f"{Category.SIMULATOR.words}: the simulator failed while the thread on cluster {number} "
+                f"ended: {error!r}"
             ) from error
 
     def _write_trace(self) -> None:

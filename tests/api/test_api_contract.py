@@ -96,6 +96,7 @@ def test_a_fault_is_the_same_thread_fault_every_time(program):
         assert first.value is second.value is run.thread.fault
         assert (first.value.cluster, first.value.file, first.value.line) == (1, "thread.c", 5)
         assert "crashed at thread.c:5" in str(first.value)
+        assert first.value.category is km.Category.MISTAKE and str(first.value).startswith("the thread's mistake: ")
 
 
 def test_regions_are_read_after_stop_as_new_arrays(program):
@@ -125,8 +126,10 @@ def test_stop_is_idempotent_and_findings_warn_at_their_source_line(program):
             run.stop()
             run.stop()
     coherence = [w for w in caught if w.category is km.CoherenceWarning]
-    assert [(w.filename, w.lineno, str(w.message)) for w in coherence] == [("thread.c", 12, "core 0 read ...")]
-    assert run.findings == [finding] and str(finding) == "thread.c:12: core 0 read ..."
+    said = "unpredictable on a card: core 0 read ..."  # (a finding's category's words first)
+    assert [(w.filename, w.lineno, str(w.message)) for w in coherence] == [("thread.c", 12, said)]
+    assert coherence[0].message.category is km.Category.UNPREDICTABLE and coherence[0].message.finding == finding
+    assert run.findings == [finding] and str(finding) == f"thread.c:12: {said}"
 
 
 def test_the_compilers_warnings_point_at_the_callers_load(program):

@@ -333,8 +333,10 @@ def test_a_bug_of_the_simulators_at_a_threads_end_is_not_lost(tmp_path, monkeypa
     monkeypatch.setattr(Cluster, "hand_back", broken)
     with km.Session() as session:
         run = session.load(program_for(QUICK, tmp_path, regions={"r": 64}))
-        with pytest.raises(km.ThreadFault, match="the simulator failed: OSError.*hand-back broke"):
+        with pytest.raises(km.ThreadFault, match="the simulator failed: OSError.*hand-back broke") as fault:
             run.thread_result(timeout=30)
-        with pytest.raises(RuntimeError, match="the simulator failed while the thread on cluster 1 ended"):
+        assert fault.value.category is km.Category.SIMULATOR  # (never the thread's mistake)
+        with pytest.raises(RuntimeError, match="the simulator failed while the thread on cluster 1 ended") as error:
             run.stop()
+        assert error.value.category is km.Category.SIMULATOR and str(error.value).startswith("a simulator failure")
         monkeypatch.undo()

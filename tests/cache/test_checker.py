@@ -219,7 +219,7 @@ def test_once_per_region_and_kind_with_the_first_cores_bytes_and_the_others(tmp_
     assert "core 0 read region 'x' (bytes 0 to 4095)" in finding.message
     assert ("Core 1 (bytes 4096 to 8191), core 2 (bytes 8192 to 12287) and core 3 (bytes 12288 to 16383) read "
             "it before the invalidate too.") in finding.message
-    assert [str(w.message) for w in caught] == [finding.message]
+    assert [str(w.message) for w in caught] == [f"unpredictable on a card: {finding.message}"]
 
 
 WRITERS = r"""
@@ -287,7 +287,7 @@ def test_a_finding_names_the_lines_its_core_read_everywhere_it_is_shown(tmp_path
     assert said in finding.message and "all 10000 bytes" not in finding.message
     assert re.search(r"Core 1 \(bytes 24\d\d to 50\d\d\), core 2 \(bytes 49\d\d to 75\d\d\) and core 3 "
                      r"\(bytes 74\d\d to 9999\) read it before the invalidate too\.", finding.message), finding.message
-    assert [str(w.message) for w in warned] == [finding.message]
+    assert [str(w.message) for w in warned] == [f"unpredictable on a card: {finding.message}"]
     import json
     events = [e for e in json.loads(trace.read_text())["traceEvents"] if e["name"] == "finding: read-before-invalidate"]
     assert [e["args"]["message"] for e in events] == [finding.message]
@@ -406,6 +406,12 @@ def test_a_kmx_calls_unflushed_write_is_named_at_the_callers_line(tmp_path, mode
     assert finding.line == line_of(KMX_WRITES, "kmx_region(0, d + 100)") and finding.core == 0
 
 
+def test_every_kind_of_finding_has_its_category():
+    from komorebi.sim.cache.checker import CATEGORIES, KINDS
+
+    assert set(CATEGORIES) == set(KINDS) and set(CATEGORIES.values()) == {km.Category.UNPREDICTABLE}
+
+
 def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatch):
     """The checker hears of stale reads inside the engine's hook, where an exception cannot
     cross back: it is raised after the run instead, as the simulator's failure."""
@@ -416,8 +422,9 @@ def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatc
 
     monkeypatch.setattr(Checker, "_stale_read", broken)
     text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
-    with pytest.raises(km.ThreadFault, match="the coherence checker failed: ValueError"):
+    with pytest.raises(km.ThreadFault, match="the coherence checker failed: ValueError") as caught:
         run_source(tmp_path, text)
+    assert caught.value.category is km.Category.SIMULATOR  # (the simulator's failure, not the thread's)
 
 
 STALE_IN_RESULTS_OUT = r"""

@@ -298,6 +298,34 @@ def _gdb_kill(tmp_path, monkeypatch):
         return raised(lambda: loaded[0].thread_result(timeout=30.0))
 
 
+def _broken(*_args, **_kwargs):
+    raise ValueError("broken on purpose")
+
+
+def _simulator_fails_in_a_turn(tmp_path, monkeypatch):
+    """A bug of the simulator's in a turn (a kmx_print's line reaches a broken console)."""
+    from komorebi.sim.machine.cluster import Cluster
+
+    monkeypatch.setattr(Cluster, "print", _broken)
+    got = fault(tmp_path, '    kmx_print("hello\\n");\n    return 0;\n')
+    assert "stopped at" in str(got) and "crashed" not in str(got)
+    return got
+
+
+def _simulator_fails_as_the_thread_ends(tmp_path, monkeypatch):
+    """A bug of the simulator's as the thread ends (its hand-back), after its last result:
+    run.stop() raises it."""
+    from komorebi.sim.machine.cluster import Cluster
+
+    monkeypatch.setattr(Cluster, "hand_back", _broken)
+    with km.Session() as session:
+        run = session.load(program(tmp_path, regions={"r": 64}))
+        assert raised(lambda: run.thread_result(timeout=10.0)).category is km.Category.SIMULATOR
+        error = raised(run.stop)
+        monkeypatch.undo()
+        return error
+
+
 def _load(p_or_value):
     with km.Session() as session:
         return raised(lambda: session.load(p_or_value))
@@ -754,7 +782,7 @@ CASES = [
     # 3. km.ThreadFault
     Case("fault-as-printed", "crashed at {file}:{line}",
          lambda t, m: fault(t, "    kmx_result(48, 0, 1);\n    return 0;\n"),
-         lambda t: {"cluster": "1", "core": "0", "file": _thread_file(t), "line": "5"}),
+         lambda t: {"category": "the thread's mistake", "cluster": "1", "core": "0", "file": _thread_file(t), "line": "5"}),
     Case("fault-null-store", "which is a null pointer (kmx_region",
          lambda t, m: fault(t, "    uint64_t bytes;\n    uint32_t* p = (uint32_t*)kmx_region(5, &bytes);\n    p[1] = 3;\n    return 0;\n",
                             regions={"r": 64}),
@@ -930,6 +958,19 @@ CASES = [
          lambda t, m: fault(t, "    unsigned long cpus = 2;\n    syscall(SYS_sched_setaffinity, 0, 8, &cpus);\n    return 0;\n",
                             prelude="#include <unistd.h>\n#include <sys/syscall.h>\n", cores=3),
          {"core": "0", "CPUs": "CPU 1", "the thread's CPUs": "CPUs 0 to 2"}),
+    Case("fault-signal", "a thread has no signal handlers",
+         lambda t, m: fault(t, "    if (kmx_word_count() == 0) raise(SIGTERM);\n    return 0;\n",
+                            prelude="#include <signal.h>\n"),
+         {"signal": "SIGTERM"}),
+    Case("fault-cache-register-not-modelled", "The simulator models only",
+         lambda t, m: fault(t, "    return (int)*(volatile uint32_t*)0x02010000ull;\n"),
+         {"access": "a 4-byte load from", "address": "0x2010000",
+          "register": "CCACHE0_CONFIG (the L3's topology, read-only)",
+          "block": "the L3 cache's register block CCACHE0 (0x0201_0000)"}),
+    Case("fault-simulator-failed", "the simulator failed: {error}, raised at", _simulator_fails_in_a_turn,
+         {"error": "ValueError('broken on purpose')", "file": "test_errors_doc.py", "function": "_broken"}),
+    Case("stop-simulator-failed", "failed while the thread on cluster", _simulator_fails_as_the_thread_ends,
+         {"cluster": "1", "error": "ValueError('broken on purpose')"}),
     Case("warning-compile", "warning: {what the compiler says}", _compile_warning,
          lambda t: {"file": _thread_file(t), "line": "5"}),
 ]
@@ -940,9 +981,28 @@ def the_block(key: str) -> str:
     return found[0]
 
 
+# Section 3's headings, one a category: each message under one is of that category.
+CATEGORY_HEADINGS = {
+    "### The thread's mistake": km.Category.MISTAKE,
+    "### Unpredictable on a card": km.Category.UNPREDICTABLE,
+    "### Not simulated": km.Category.NOT_SIMULATED,
+    "### A simulator failure": km.Category.SIMULATOR,
+    "### Stopped on request": km.Category.STOPPED,
+}
+
+
+def category_of(block: str) -> km.Category | None:
+    """The category whose heading BLOCK is under, in section 3; None outside it."""
+    text = PAGE.read_text()
+    before = text[: text.index(f"```text\n{block}\n```")]
+    section = before[before.rindex("\n## ") :]
+    headings = [line for line in section.split("\n") if line in CATEGORY_HEADINGS]
+    return CATEGORY_HEADINGS[headings[-1]] if headings else None
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_the_page_shows_the_message(case: Case, tmp_path, monkeypatch):
-    template = the_block(case.key)
+    template = block = the_block(case.key)
     if case.variant is not None:
         part, instead = case.variant
         assert part in template
@@ -954,6 +1014,13 @@ def test_the_page_shows_the_message(case: Case, tmp_path, monkeypatch):
 
     got = case.trigger(tmp_path, monkeypatch)
 
+    # (a fault's, a warning's, an internal error's category is the heading it is under)
+    said = got.message if isinstance(got, warnings.WarningMessage) else got
+    under = category_of(block)
+    if "{category}" not in block and (isinstance(getattr(said, "category", None), km.Category) or under is not None):
+        assert under is not None, f"{case.id}: the page shows it under no category"
+        assert said.category is under, f"{case.id} is {said.category}, under {under}"
+        assert str(said).startswith(f"{said.category.words}: ")
     first = template.split("\n", 1)[0]
     prefix = first.split(": ", 1)[0]
     if prefix in TYPES:  # TYPE: MESSAGE

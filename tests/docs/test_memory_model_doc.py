@@ -228,9 +228,9 @@ def test_the_fields_of_a_finding_and_its_str(tmp_path):
     assert (f.kind, f.cluster, f.core, f.region, f.region_id) == ("invalidate-dropped-writes", 1, 0, "data", 0)
     assert (f.start, f.end) == (0, 64)
     assert f.file == str(tmp_path / "example.c") and f.line == 8
-    assert str(f) == f"{f.file}:{f.line}: {f.message}"
+    assert str(f) == f"{f.file}:{f.line}: unpredictable on a card: {f.message}"
     [w] = caught
-    assert (w.filename, w.lineno, str(w.message)) == (f.file, f.line, f.message)
+    assert (w.filename, w.lineno, str(w.message)) == (f.file, f.line, f"unpredictable on a card: {f.message}")
     shown = warnings.formatwarning(w.message, w.category, w.filename, w.lineno)
     said = blocks(section("## The checker"))[0]
     first, source_line = said.rstrip("\n").split("\n")
@@ -249,7 +249,7 @@ def test_an_error_filter_makes_stop_raise(tmp_path):
         run.thread_result(timeout=10.0)
         with warnings.catch_warnings():
             warnings.simplefilter("error", km.CoherenceWarning)
-            with pytest.raises(km.CoherenceWarning, match=r"^kmx_invalidate\(0\) at line 8 dropped"):
+            with pytest.raises(km.CoherenceWarning, match=r"^unpredictable on a card: kmx_invalidate\(0\) at line 8 dropped"):
                 run.stop()
     assert 'warnings.simplefilter("error", km.CoherenceWarning)' in page()
 

@@ -124,7 +124,8 @@ def test_card_mode_gets_the_right_numbers_and_the_checker_finds_it():
     assert (finding.start, finding.end) == (0, 4096)
     assert (finding.file, finding.line) == (str(NO_INVALIDATE), 15)
     assert finding.message == MESSAGE
-    assert str(finding) == f"{NO_INVALIDATE}:15: {MESSAGE}"
+    assert finding.category is km.Category.UNPREDICTABLE
+    assert str(finding) == f"{NO_INVALIDATE}:15: unpredictable on a card: {MESSAGE}"
 
 
 def test_strict_mode_reads_the_stale_bytes():
@@ -216,9 +217,9 @@ def test_the_warning_names_the_c_file_and_line():
     assert len(issued) == 1
     warning = issued[0]
     assert (warning.filename, warning.lineno) == (str(NO_INVALIDATE), 15)
-    assert str(warning.message) == MESSAGE == run.findings[0].message
+    assert str(warning.message) == f"unpredictable on a card: {MESSAGE}" and MESSAGE == run.findings[0].message
     shown = warnings.formatwarning(warning.message, warning.category, warning.filename, warning.lineno)
-    assert shown == f"{NO_INVALIDATE}:15: CoherenceWarning: {MESSAGE}\n  tripled[i] = 3 * numbers[i];\n"
+    assert shown == f"{NO_INVALIDATE}:15: CoherenceWarning: unpredictable on a card: {MESSAGE}\n  tripled[i] = 3 * numbers[i];\n"
     relative = shown.replace(str(LESSON), "...")
     assert relative in page()
 
@@ -236,7 +237,7 @@ def test_without_the_filter_the_warning_comes_twice_on_stderr(tmp_path):
     (tmp_path / "program.py").write_text(body)
     done = run_program(tmp_path)
     assert done.stdout == EXPECTED
-    one = f"{NO_INVALIDATE}:15: CoherenceWarning: {MESSAGE}\n  tripled[i] = 3 * numbers[i];\n"
+    one = f"{NO_INVALIDATE}:15: CoherenceWarning: unpredictable on a card: {MESSAGE}\n  tripled[i] = 3 * numbers[i];\n"
     assert done.stderr == 2 * one
     assert "The card run and the strict run each give this one, so it comes twice:" in page()
 

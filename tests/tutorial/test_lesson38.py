@@ -157,7 +157,7 @@ def test_card_mode_is_right_by_the_hand_back_and_the_checker_finds_it():
     assert (finding.start, finding.end) == (0, 4096)
     assert (finding.file, finding.line) == (str(NO_FLUSH), 16)
     assert finding.message == CARD_MESSAGE
-    assert str(finding) == f"{NO_FLUSH}:16: {CARD_MESSAGE}"
+    assert str(finding) == f"{NO_FLUSH}:16: unpredictable on a card: {CARD_MESSAGE}"
     assert (
         f"after `when the thread ended.` its message says what card mode did: `{CARD_WHY}` The two "
         "messages tell the same story from the two sides: the hand-back comes only when the "
@@ -169,7 +169,7 @@ def test_card_mode_is_right_by_the_hand_back_and_the_checker_finds_it():
 
 def test_the_warning_names_no_flush_c_and_line_16():
     _, _, issued = run_and_stop(lesson_program(NO_FLUSH))
-    assert [(w.filename, w.lineno, str(w.message)) for w in issued] == [(str(NO_FLUSH), 16, CARD_MESSAGE)]
+    assert [(w.filename, w.lineno, str(w.message)) for w in issued] == [(str(NO_FLUSH), 16, f"unpredictable on a card: {CARD_MESSAGE}")]
     assert "naming `no_flush.c` and line 16" in page()
 
 

@@ -128,10 +128,10 @@ def test_the_finding_names_the_invalidate_and_the_lost_writes(mode):
     assert finding.line == line_of(text, "kmx_invalidate(1);") == 19
     assert f"written at line {line_of(text, 'tripled[i] = 3 * numbers[i];')}," in finding.message
     assert line_of(text, "tripled[i] = 3 * numbers[i];") == 17
-    assert str(finding) == f"{WRONG}:19: {finding.message}"
+    assert str(finding) == f"{WRONG}:19: unpredictable on a card: {finding.message}"
     # the same finding, as a warning located at the C line
     [warning] = caught
-    assert str(warning.message) == finding.message
+    assert str(warning.message) == f"unpredictable on a card: {finding.message}" and warning.message.finding == finding
     assert (warning.filename, warning.lineno) == (str(WRONG), 19)
 
 
@@ -140,7 +140,7 @@ def test_the_warning_on_standard_error_is_what_the_page_shows():
     shown = warnings.formatwarning(
         warning.message, warning.category, warning.filename, warning.lineno
     )
-    assert shown == f"{WRONG}:19: CoherenceWarning: {run.findings[0].message}\n  kmx_invalidate(1);\n"
+    assert shown == f"{WRONG}:19: CoherenceWarning: unpredictable on a card: {run.findings[0].message}\n  kmx_invalidate(1);\n"
     short = shown.replace(str(LESSON), "...")
     assert "```\n" + short + "```\n" in page()
 
