@@ -400,7 +400,7 @@ class Cluster:
         self.observers.invalidated(core, region, int(lost.size))
         if lost.size:
             self.checker.dropped(region, lost, core)
-        self._forget_translations()
+        self._forget_region(region, dropped=True)
 
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
@@ -410,7 +410,13 @@ class Cluster:
         if region.cache.overwritten.size:
             self.checker.flush_over_noc(region, region.cache.overwritten, core)
         self.observers.flushed(core, region, len(written))
-        self._forget_translations()
+        self._forget_region(region, dropped=False)
+
+    def _forget_region(self, region: Region, dropped: bool) -> None:
+        """Every core forgets the translations of REGION's pages that an invalidate (DROPPED)
+        or a flush changed (sim/native/calls.c: the rule, which the calls answered in C
+        follow too)."""
+        hooks.library().region_forget_translations(self.traps.native, region.cache.state_address, int(dropped))
 
     def _forget_translations(self) -> None:
         for core in self.cores:

@@ -71,6 +71,8 @@ void region_drop(Region *r, int forget) {
  * sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps changed
  * nothing: its fill would find it as it is.) */
 static void forget_translations(Calls *c, const Region *r, int64_t filled, int every) {
+    if (every && filled > PAGE_BY_PAGE)
+        filled = PAGE_BY_PAGE + 1;
     for (int64_t i = 0; i < c->core_count; i++) {
         Core *core = c->cores[i];
         if (!core)
@@ -93,6 +95,19 @@ static int64_t count_filled(const Region *r) {
     for (uint64_t page = 0; page < r->pages; page++)
         n += r->filled[page] != 0;
     return n;
+}
+
+/* After an invalidate (DROPPED: of every page, dropped already) or a flush of R, answered
+ * here or in Python (sim/machine/cluster.py): every core of the cluster forgets the
+ * translations that may no longer hold. A flush's are the filled pages (a page written
+ * since clean is filled, and its write permission goes); an invalidate's, every page of
+ * the region (the filled ones are no longer known), or those filled where it is asked
+ * before the drop. */
+void region_forget_translations(Calls *c, const Region *r, int dropped) {
+    if (dropped || r->lines_known)
+        forget_translations(c, r, (int64_t)r->pages, 1);
+    else
+        forget_translations(c, r, count_filled(r), 0);
 }
 
 static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
