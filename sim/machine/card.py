@@ -34,15 +34,14 @@ import numpy as np
 from ..._records import (
     AgentReport, CacheCounts, CacheEvents, CacheStory, CorePlace, CoreProfile, Finding, Handed, Output, RegionPicture, StoryStep,
 )
-from ..kmx import console
 from .cluster import Cluster
 from ..memory.dram import Bank
 from ..hart.faults import CoreFault
 from ..layout import DEFAULT_HEAP_BYTES, SHARES
 from ..image.elf import ThreadImage
 from ..kmx.outbox import Outbox
-from . import schedule as scheduling
-from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, is_agent, key
+from .config import MachineConfig
+from .schedule import Schedule, TurnLoop, is_agent, key
 from ..debug.control import Attached
 from ..debug.stub import DebugOptions, GdbStub
 from ..observe import timeline
@@ -71,32 +70,16 @@ if hasattr(os, "register_at_fork"):  # (Windows has no fork)
 
 
 class Card:
-    def __init__(
-        self,
-        quantum: int = DEFAULT_QUANTUM,
-        schedule_seed: int | None = None,
-        coherence: str = "card",
-        output_limit: int | None = console.KEEP,
-        cache: str = "unbounded",
-        cache_seed: int = 0,
-        debug: DebugOptions | None = None,
-        profile: bool = False,
-        trace: str | None = None,
-        plan: Plan | None = None,
-    ) -> None:
-        self.plan = plan or Plan.of_seed(quantum, schedule_seed)  # how the cores take turns (sim.machine.schedule)
-        self.coherence = coherence
-        self.trace = trace  # where stop writes the Chrome trace of the run (sim.observe.timeline), or None
-        self._traced = False
-        self.profiled = profile  # count every core's instructions by block (sim.observe.profile)
-        self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
+    def __init__(self, config: MachineConfig = MachineConfig(), debug: DebugOptions | None = None) -> None:
+        """CONFIG: the options every thread shares (sim.machine.config). DEBUG: gdb, for
+        the first thread placed (sim.debug.stub)."""
+        self.config = config
+        self.plan = config.plan  # how the cores take turns (sim.machine.schedule)
+        self._traced = False  # (the trace, config.trace, is written once)
+        self.debug = debug
         self.stub: GdbStub | None = None
-        self.cache, self.cache_seed = cache, cache_seed
-        self.output_limit = output_limit
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
         self.clusters: dict[int, Cluster] = {}
-        self.quantum = quantum
-        self.schedule_seed = schedule_seed
         self.pid = os.getpid()  # the process the card belongs to (see os.fork above)
         self._wake = threading.Condition()  # notified when Python takes a result
         self._stopping = threading.Event()
@@ -135,9 +118,9 @@ class Card:
         share = SHARES[cluster]
         debugged = self.debug is not None and self.stub is None
         placed = Cluster(
-            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), None,
-            self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
-            self.profiled, self.trace is not None,
+            number=cluster, share=share, bank=self.banks[share.bank], image=image, regions=regions, words=words,
+            cores=cores, outbox=Outbox(self._wake), config=self.config, shares_bank=shares_bank, heap=heap,
+            debugged=debugged,
             scheduled=self.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
         )
         self.clusters[cluster] = placed
@@ -242,7 +225,7 @@ class Card:
         live = list(clusters)
         # The turn loop in C (sim/native/sched.c) runs the turns that need no Python; the
         # trace's turns and gdb's are Python's, and so are pct's choices.
-        native = (schedule.native is not None and scheduling.TURN_LOOP_IN_C
+        native = (schedule.native is not None and self.config.turn_loop_in_c
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         agents = [agent for cluster in clusters for agent in cluster.agents]
         loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents) if native else None
@@ -373,14 +356,14 @@ class Card:
     def _write_trace(self) -> None:
         """Write the trace (Session(trace=PATH)) once every host thread is gone; once."""
         with self._lock:
-            if self.trace is None or self._traced:
+            if self.config.trace is None or self._traced:
                 return
             self._traced = True
             timelines = [c.timeline for _, c in sorted(self.clusters.items()) if c.timeline is not None]
         try:
-            timeline.write(self.trace, timelines)
+            timeline.write(self.config.trace, timelines)
         except OSError as error:
-            raise OSError(error.errno, f"the trace could not be written to {str(self.trace)!r}: {error.strerror}") from None
+            raise OSError(error.errno, f"the trace could not be written to {str(self.config.trace)!r}: {error.strerror}") from None
 
     def _let_agents_finish(self) -> None:
         """When every thread has ended, the Tensix stand-ins still going finish first, so

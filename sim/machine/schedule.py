@@ -59,9 +59,6 @@ PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its co
 AGENT_PATIENCE = 64  # pct: steps a Tensix stand-in takes in a row, no core between, before it is taken to spin
 STRATEGIES = ("round robin", "random", "pct", "replay")
 RECORD_ROWS = 1 << 12  # turns the native side records before it asks for more room
-# The turns that need no Python run in C (TurnLoop, sim/native/sched.c). (False: every turn
-# from Python, as the tests compare.)
-TURN_LOOP_IN_C = True
 
 
 @dataclass(frozen=True)
