@@ -74,7 +74,6 @@ class Card:
         """CONFIG: the options every thread shares (sim.machine.config). DEBUG: gdb, for
         the first thread placed (sim.debug.stub)."""
         self.config = config
-        self.plan = config.plan  # how the cores take turns (sim.machine.schedule)
         self._traced = False  # (the trace, config.trace, is written once)
         self.debug = debug
         self.stub: GdbStub | None = None
@@ -121,7 +120,7 @@ class Card:
             number=cluster, share=share, bank=self.banks[share.bank], image=image, regions=regions, words=words,
             cores=cores, outbox=Outbox(self._wake), config=self.config, shares_bank=shares_bank, heap=heap,
             debugged=debugged,
-            scheduled=self.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
+            scheduled=self.config.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
         )
         self.clusters[cluster] = placed
         for name, function in agents:
@@ -154,7 +153,7 @@ class Card:
             if not _stop_at_exit:
                 _stop_at_exit.append(atexit.register(_stop_live_cards))
             for group in self.groups():
-                schedule = Schedule(self.plan, [c.number for c in group],
+                schedule = Schedule(self.config.plan, [c.number for c in group],
                                     [key(p) for c in group for p in (*c.cores, *c.agents)])
                 for cluster in group:
                     cluster.schedule = schedule
@@ -171,7 +170,7 @@ class Card:
         on its own."""
         groups: list[list[Cluster]] = []
         for _, cluster in sorted(self.clusters.items()):
-            together = self.plan.groups_clusters and not cluster.debugger.alone
+            together = self.config.plan.groups_clusters and not cluster.debugger.alone
             home = next((g for g in groups if together and not g[0].debugger.alone and g[0].bank is cluster.bank), None)
             if home is None:
                 groups.append([cluster])
