@@ -250,18 +250,18 @@ class Card:
                         cluster.loop = None
                 if turn is None:  # (between turns: asked to stop, or to say where the cores are)
                     continue
-                core, count, before, error = turn
+                participant, count, before, error = turn  # (a core, or a Tensix stand-in)
             else:
-                core, count = schedule.next_turn(ready, agents_live)
-                before, error = (0 if is_agent(core) else core.cycles), None
-            cluster = by_number[core.context.cluster]
-            if is_agent(core):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
-                core.step(cluster.agent_call)
-                schedule.ran(core, 1, 1)
+                participant, count = schedule.next_turn(ready, agents_live)
+                before, error = (0 if is_agent(participant) else participant.cycles), None
+            cluster = by_number[participant.context.cluster]
+            if is_agent(participant):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
+                participant.step(cluster.agent_call)
+                schedule.ran(participant, 1, 1)
             else:
-                if not self._turn(cluster, core, count, error):
+                if not self._turn(cluster, participant, count, error):
                     break
-                schedule.ran(core, count, core.cycles - before)
+                schedule.ran(participant, count, participant.cycles - before)
                 self._after_turn(cluster)
             # (after the thread's end its stand-ins go on alone, until each has returned)
             live = [c for c in live if not c.ended or c.agents_live]

@@ -363,7 +363,7 @@ class Cluster:
         return agent
 
     def share_bank_with(self, other: "Cluster") -> None:
-        """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
+        """Clusters 2 and 3 share bank D7 (sim.layout.SHARES): a core of one can reach the
         other's regions at their addresses, as on the card. It reaches them through its
         own cluster's cache, with no coherence between the two, and with no region ID to
         invalidate or flush them by: only the hand-back (card mode) writes them back."""

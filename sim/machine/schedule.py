@@ -197,9 +197,9 @@ class Schedule:
         self._steps_spun = 0  # instructions of turns that ran their whole patience: a spin
 
     def next_turn(self, ready: Sequence, agents_live: int = 0) -> tuple[object, int]:
-        """The core to run from READY (never empty) and its instruction count, 0 for no
-        limit. AGENTS_LIVE: the group's Tensix stand-ins that have not returned (a lone
-        core's turn then has a length)."""
+        """The participant to run from READY (never empty; a core or a Tensix stand-in) and
+        its instruction count, 0 for no limit. AGENTS_LIVE: the group's Tensix stand-ins
+        that have not returned (a lone core's turn then has a length)."""
         if self.native is not None:
             self.native.agents_live = agents_live
             self.make_room()
