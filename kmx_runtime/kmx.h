@@ -2,8 +2,8 @@
  *
  * A thread is a C program whose entry point is kmx_main(core). Every kmx_ call is an
  * `ecall` with the call number in a7 and the arguments in a0..a2; the simulator answers it
- * and puts the result in a0. The numbers below are shared with sim/traps.py (a test checks
- * that the two agree).
+ * and puts the result in a0. The numbers below are shared with sim/kmx/traps.py
+ * (tests/kmx/test_traps.py checks that the two agree).
  */
 #ifndef KMX_H
 #define KMX_H

@@ -1,9 +1,16 @@
 """The simulator as a backend (komorebi._backend): the one module of komorebi/ that
 imports the machine (komorebi.sim). It hands on what the card answers (komorebi._records'
-plain data, which the machine makes) and turns the machine's errors into komorebi's."""
+plain data, which the machine makes) and turns the machine's errors into komorebi's.
+
+Here a session's options become the machine's one configuration (sim.machine.config),
+and the simulator's own environment variables are read (docs/simulator.md, "The
+machine's options"): KMX_HOST_MEMORY (how host memory is held, docs/install.md), and
+KMX_INTERPRET and KMX_REWRITE (0 turns a way of running the X280's extra instructions
+off, to compare). The machine reads no environment."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -18,6 +25,8 @@ from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
+from komorebi.sim.machine.config import MachineConfig
+from komorebi.sim.memory import host
 from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
 from komorebi.sim.machine.schedule import DEFAULT_QUANTUM, Plan
@@ -44,11 +53,49 @@ if _differ:
 def snapshot(array: np.ndarray) -> Snapshot:
     """A private copy of ARRAY's bytes for a region, taken once (Program.thread): host
     memory, no engine."""
+    _ask_host_memory()
     return Snapshot(array)
 
 
+def _ask_host_memory() -> None:
+    """Before each use of host memory: the way KMX_HOST_MEMORY asks for (the first use
+    fixes it for the process: sim.memory.host.way)."""
+    host.ask(os.environ.get(host.VARIABLE, ""))
+
+
+def _switch(name: str) -> bool:
+    """An environment variable of the simulator's that turns a way of running off with 0."""
+    return os.environ.get(name, "1").strip() != "0"
+
+
 class Simulator:
-    """The simulated card (the default backend)."""
+    """The simulated card (the default backend).
+
+    >>> km.Session(backend=Simulator(turn_loop_in_c=False))  # every turn from Python
+    """
+
+    def __init__(self, *, interpret: bool | None = None, rewrite: bool | None = None,
+                 turn_loop_in_c: bool = True, finish_turns_in_c: bool = True) -> None:
+        """The simulator's ways of running, each on unless turned off to compare them (as
+        the tests and bench/ do; the results are the same, the speed is not). INTERPRET:
+        after an instruction the engine lacks, the interpreter runs the hot code after it
+        (None: unless KMX_INTERPRET=0). REWRITE: the loader rewrites Zba and Zbb
+        instructions into RV64GC stubs (None: unless KMX_REWRITE=0). TURN_LOOP_IN_C: the
+        turns that need no Python run in C. FINISH_TURNS_IN_C: a turn that ends inside a
+        block runs its rest in the interpreter."""
+        self.interpret = _switch("KMX_INTERPRET") if interpret is None else bool(interpret)
+        self.rewrite = _switch("KMX_REWRITE") if rewrite is None else bool(rewrite)
+        self.turn_loop_in_c = bool(turn_loop_in_c)
+        self.finish_turns_in_c = bool(finish_turns_in_c)
+
+    def config(self, options: Options) -> MachineConfig:
+        """The machine's configuration for a load with the session's OPTIONS."""
+        return MachineConfig(
+            plan=_plan(options), coherence=options.coherence, cache=options.cache, cache_seed=options.cache_seed,
+            output_limit=options.output_limit, profiled=options.profile, trace=options.trace,
+            interpret=self.interpret, rewrite=self.rewrite, turn_loop_in_c=self.turn_loop_in_c,
+            finish_turns_in_c=self.finish_turns_in_c,
+        )
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
         try:  # (the first import of the machine builds the engine, once per machine: sim/build/engine.py)
@@ -57,6 +104,8 @@ class Simulator:
         except BuildError as error:
             raise CompileError(str(error)) from None
 
+        config = self.config(options)
+        _ask_host_memory()
         images, elves, said = {}, {}, []
         for spec in threads:
             for source in spec.sources:
@@ -67,7 +116,7 @@ class Simulator:
                     )
             try:
                 built = build_thread(spec.sources)
-                images[spec.cluster] = load_image(built.elf)
+                images[spec.cluster] = load_image(built.elf, config.rewrite)
                 elves[spec.cluster] = built.elf
             except CompileFailed as error:
                 raise CompileError(error.messages, command=error.command) from None
@@ -84,8 +133,7 @@ class Simulator:
         if options.gdb is not None:  # gdb debugs the first thread (the lowest cluster's)
             first = min(spec.cluster for spec in threads)
             debug = DebugOptions(options.gdb, elf=str(elves[first]))
-        card = Card(options.quantum, options.schedule_seed, options.coherence, options.output_limit,
-                    options.cache, options.cache_seed, debug, options.profile, options.trace, _plan(options))
+        card = Card(config, debug)
         if debug is not None:
             debug.monitor = lambda words: _monitor(card, first, words)
         sharing = card.bank_sharers(spec.cluster for spec in threads)

@@ -1,4 +1,4 @@
-"""Where things are: the card's address map as a thread sees it (SPEC section 4).
+"""Where things are: the card's address map as a thread sees it (docs/simulator.md, "The machine").
 
 Each cluster sees its DRAM bank at the cached alias 0x4000_3000_0000. Clusters 0 and 1
 have banks D5 and D6 to themselves; clusters 2 and 3 share D7, cluster 3's half starting

@@ -229,3 +229,19 @@ def test_memory_does_not_import_the_cache_and_kmx_does_not_import_its_observers(
     """(The layers say so too; these two the review named, issue 30.)"""
     assert _reaches("komorebi.sim.memory", "komorebi.sim.cache") == []
     assert _reaches("komorebi.sim.kmx", "komorebi.sim.observe") == []
+
+
+def test_the_machine_reads_no_environment():
+    """The machine is told its options (sim.machine.config, made by komorebi._simulator);
+    only the build (sim/build/) and the engine's binding, pointed at our build of
+    Unicorn (sim/hart/engine.py), touch the environment."""
+    readers = []
+    for name, path in MODULES.items():
+        if not name.startswith("komorebi.sim.") or name.startswith("komorebi.sim.build") or name == "komorebi.sim.hart.engine":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = (node.attr,) if isinstance(node, ast.Attribute) else (
+                tuple(a.name for a in node.names) if isinstance(node, ast.ImportFrom) and node.module == "os" else ())
+            if set(named) & {"environ", "environb", "getenv"}:
+                readers.append(f"{name}:{node.lineno}")
+    assert readers == []

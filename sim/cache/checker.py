@@ -1,5 +1,6 @@
-"""The coherence checker: the four mistakes of SPEC section 5, each found once per region
-and kind, named in the user's own source line and explained.
+"""The coherence checker: the eight kinds of finding below (KINDS; docs/memory-model.md
+says what each means for a thread), each found once per region and kind, named in the
+user's own source line and explained.
 
 | kind | found when |
 | --- | --- |

@@ -95,11 +95,6 @@ def conventions() -> Conventions:
 # more than 70% of it was used since the last (sim/native/fill.c, maybe_grow).
 TLB_FIRST_ENTRIES = 1 << 8
 TLB_MAX_ENTRIES = 1 << 22
-# A turn that ends inside a block runs its last instructions in the interpreter (isa.c,
-# isa_finish_turn) as far as it can, and only the rest through a block translated anew
-# for them: the same instructions, the same counts, without a translation a turn. (False:
-# every such rest through the engine, as the tests compare.)
-FINISH_TURNS_IN_C = True
 
 
 class State(str, Enum):
@@ -128,6 +123,11 @@ class HartContext:
     check_hooks: Callable[[], None]
     forget_translations: Callable[[], None] = lambda: None  # every core's TLB of the cluster goes
     interpret: bool = True  # after an instruction the engine lacks, interpret hot code (isa.c)
+    # A turn that ends inside a block runs its last instructions in the interpreter (isa.c,
+    # isa_finish_turn) as far as it can, and only the rest through a block translated anew
+    # for them: the same instructions, the same counts, without a translation a turn. (False:
+    # every such rest through the engine, as the tests compare.)
+    finish_turns_in_c: bool = True
     # the cluster's lr reservations, where another core may store between a core's lr and sc (reserve.c)
     reservations: hooks.Reservations | None = None
     original: "Original | None" = None  # the image's changed code as written (sim/native/code.c)
@@ -402,7 +402,7 @@ class Core:
         block's translation is dropped before, and the short one after."""
         if left == 0:
             return
-        if FINISH_TURNS_IN_C:  # first the interpreter, in C, as far as it can: no block is translated anew
+        if self.context.finish_turns_in_c:  # first the interpreter, in C, as far as it can: no block is translated anew
             turn = self.native.turn
             turn.budget_on, turn.remaining = 1, left
             left = hooks.library().isa_finish_turn(self.engine.handle, ctypes.byref(self.native))

@@ -109,18 +109,20 @@ class ThreadImage:
         return None
 
 
-def load_image(path: Path) -> ThreadImage:
+def load_image(path: Path, rewrites: bool = True) -> ThreadImage:
     """Read a thread's ELF. Raises ImageError when it is not one the simulator runs. An
-    image is read once a process: the build cache names an ELF by its contents."""
+    image is read once a process: the build cache names an ELF by its contents. REWRITES
+    False: no rewrites (sim.isa.rewrite), every Zba and Zbb instruction then runs in C (to
+    compare the two: sim.machine.config)."""
     stat = os.stat(path)
-    return _load(Path(path), stat.st_size, stat.st_mtime_ns, _rewriting())
+    return _load(Path(path), stat.st_size, stat.st_mtime_ns, rewrites)
 
 
 @functools.lru_cache(maxsize=64)
-def _load(path: Path, _size: int, _mtime: int, _rewrites: bool) -> ThreadImage:
+def _load(path: Path, _size: int, _mtime: int, rewrites: bool) -> ThreadImage:
     try:
         with open(path, "rb") as f:
-            return _read(path, ELFFile(f))
+            return _read(path, ELFFile(f), rewrites)
     except (ELFError, struct.error, ValueError, IndexError) as error:
         raise ImageError(f"{path} is not an ELF the simulator can read ({error})") from None
 
@@ -133,7 +135,7 @@ def _program_headers(elf: ELFFile) -> bytes:
     return elf.stream.read(size)
 
 
-def _read(path: Path, elf: ELFFile) -> ThreadImage:
+def _read(path: Path, elf: ELFFile, rewrites: bool) -> ThreadImage:
     if elf["e_machine"] != "EM_RISCV" or elf.elfclass != 64:
         raise ImageError(f"{path} is not a 64-bit RISC-V ELF ({elf['e_machine']})")
     if elf["e_type"] != "ET_DYN":
@@ -190,14 +192,8 @@ def _read(path: Path, elf: ELFFile) -> ThreadImage:
         named,
         calls_cycles=any(s.name in (CYCLES_SYMBOL, CLOCK_SYMBOL) for s in symbols),
         program_headers=_program_headers(elf),
-        stubs=rewrite.rewrite(rewritable, *area) if None not in area and _rewriting() else rewrite.NO_STUBS,
+        stubs=rewrite.rewrite(rewritable, *area) if None not in area and rewrites else rewrite.NO_STUBS,
     )
-
-
-def _rewriting() -> bool:
-    """KMX_REWRITE=0 turns the loader's rewrites off (sim.isa.rewrite): every Zba and Zbb
-    instruction then runs in C (the tests compare the two)."""
-    return os.environ.get("KMX_REWRITE", "1") != "0"
 
 
 class Symbol(NamedTuple):

@@ -1,7 +1,7 @@
 """What a thread hands to Python: submitted results, then its final result or its fault.
 
 Filled by the machine's thread, emptied by Python's. At most 16 submissions wait; a core
-whose submit finds 16 waiting stalls until Python takes one (SPEC section 3). Clusters 2
+whose submit finds 16 waiting stalls until Python takes one (docs/c-api.md, kmx_submit). Clusters 2
 and 3 taking turns together (under a schedule: sim.machine.card) have no limit: a stall of one
 would stop both, and Python may be waiting for the other.
 """

@@ -1,4 +1,4 @@
-"""kmx_print's formatting: the printf subset of SPEC section 3, on raw 64-bit slots.
+"""kmx_print's formatting: the printf subset docs/c-api.md gives, on raw 64-bit slots.
 
 The thread passes the format's address and one 64-bit slot per conversion (RV64 passes
 every variadic argument as one; ints arrive sign-extended). Supported: %d %i %u %x %X %p

@@ -35,15 +35,14 @@ from ..._records import (
     AgentReport, CacheCounts, CacheEvents, CacheStory, Category, CorePlace, CoreProfile, Finding, Handed, Output,
     RegionPicture, SimulatorFailure, StoryStep,
 )
-from ..kmx import console
 from .cluster import Cluster
 from ..memory.dram import Bank
 from ..hart.faults import CoreFault, simulator_failure
 from ..layout import DEFAULT_HEAP_BYTES, SHARES
 from ..image.elf import ThreadImage
 from ..kmx.outbox import Outbox
-from . import schedule as scheduling
-from .schedule import DEFAULT_QUANTUM, Plan, Schedule, TurnLoop, is_agent, key
+from .config import MachineConfig
+from .schedule import Schedule, TurnLoop, is_agent, key
 from ..debug.control import Attached
 from ..debug.stub import DebugOptions, GdbStub
 from ..observe import timeline
@@ -72,32 +71,15 @@ if hasattr(os, "register_at_fork"):  # (Windows has no fork)
 
 
 class Card:
-    def __init__(
-        self,
-        quantum: int = DEFAULT_QUANTUM,
-        schedule_seed: int | None = None,
-        coherence: str = "card",
-        output_limit: int | None = console.KEEP,
-        cache: str = "unbounded",
-        cache_seed: int = 0,
-        debug: DebugOptions | None = None,
-        profile: bool = False,
-        trace: str | None = None,
-        plan: Plan | None = None,
-    ) -> None:
-        self.plan = plan or Plan.of_seed(quantum, schedule_seed)  # how the cores take turns (sim.machine.schedule)
-        self.coherence = coherence
-        self.trace = trace  # where stop writes the Chrome trace of the run (sim.observe.timeline), or None
-        self._traced = False
-        self.profiled = profile  # count every core's instructions by block (sim.observe.profile)
-        self.debug = debug  # gdb, for the first thread placed (sim.debug.stub)
+    def __init__(self, config: MachineConfig = MachineConfig(), debug: DebugOptions | None = None) -> None:
+        """CONFIG: the options every thread shares (sim.machine.config). DEBUG: gdb, for
+        the first thread placed (sim.debug.stub)."""
+        self.config = config
+        self._traced = False  # (the trace, config.trace, is written once)
+        self.debug = debug
         self.stub: GdbStub | None = None
-        self.cache, self.cache_seed = cache, cache_seed
-        self.output_limit = output_limit
         self.banks = {name: Bank(name) for name in sorted({s.bank for s in SHARES.values()})}
         self.clusters: dict[int, Cluster] = {}
-        self.quantum = quantum
-        self.schedule_seed = schedule_seed
         self.pid = os.getpid()  # the process the card belongs to (see os.fork above)
         self._wake = threading.Condition()  # notified when Python takes a result
         self._stopping = threading.Event()
@@ -136,10 +118,10 @@ class Card:
         share = SHARES[cluster]
         debugged = self.debug is not None and self.stub is None
         placed = Cluster(
-            cluster, share, self.banks[share.bank], image, regions, words, cores, Outbox(self._wake), None,
-            self.coherence, shares_bank, self.output_limit, heap, self.cache, self.cache_seed, debugged,
-            self.profiled, self.trace is not None,
-            scheduled=self.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
+            number=cluster, share=share, bank=self.banks[share.bank], image=image, regions=regions, words=words,
+            cores=cores, outbox=Outbox(self._wake), config=self.config, shares_bank=shares_bank, heap=heap,
+            debugged=debugged,
+            scheduled=self.config.plan.groups_clusters or bool(agents),  # (a stand-in's steps come between a lone core's turns)
         )
         self.clusters[cluster] = placed
         for name, function in agents:
@@ -172,7 +154,7 @@ class Card:
             if not _stop_at_exit:
                 _stop_at_exit.append(atexit.register(_stop_live_cards))
             for group in self.groups():
-                schedule = Schedule(self.plan, [c.number for c in group],
+                schedule = Schedule(self.config.plan, [c.number for c in group],
                                     [key(p) for c in group for p in (*c.cores, *c.agents)])
                 for cluster in group:
                     cluster.schedule = schedule
@@ -189,7 +171,7 @@ class Card:
         on its own."""
         groups: list[list[Cluster]] = []
         for _, cluster in sorted(self.clusters.items()):
-            together = self.plan.groups_clusters and not cluster.debugger.alone
+            together = self.config.plan.groups_clusters and not cluster.debugger.alone
             home = next((g for g in groups if together and not g[0].debugger.alone and g[0].bank is cluster.bank), None)
             if home is None:
                 groups.append([cluster])
@@ -244,7 +226,7 @@ class Card:
         live = list(clusters)
         # The turn loop in C (sim/native/sched.c) runs the turns that need no Python; the
         # trace's turns and gdb's are Python's, and so are pct's choices.
-        native = (schedule.native is not None and scheduling.TURN_LOOP_IN_C
+        native = (schedule.native is not None and self.config.turn_loop_in_c
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         agents = [agent for cluster in clusters for agent in cluster.agents]
         loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents) if native else None
@@ -270,18 +252,18 @@ class Card:
                         cluster.loop = None
                 if turn is None:  # (between turns: asked to stop, or to say where the cores are)
                     continue
-                core, count, before, error = turn
+                participant, count, before, error = turn  # (a core, or a Tensix stand-in)
             else:
-                core, count = schedule.next_turn(ready, agents_live)
-                before, error = (0 if is_agent(core) else core.cycles), None
-            cluster = by_number[core.context.cluster]
-            if is_agent(core):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
-                core.step(cluster.agent_call)
-                schedule.ran(core, 1, 1)
+                participant, count = schedule.next_turn(ready, agents_live)
+                before, error = (0 if is_agent(participant) else participant.cycles), None
+            cluster = by_number[participant.context.cluster]
+            if is_agent(participant):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
+                participant.step(cluster.agent_call)
+                schedule.ran(participant, 1, 1)
             else:
-                if not self._turn(cluster, core, count, error):
+                if not self._turn(cluster, participant, count, error):
                     break
-                schedule.ran(core, count, core.cycles - before)
+                schedule.ran(participant, count, participant.cycles - before)
                 self._after_turn(cluster)
             # (after the thread's end its stand-ins go on alone, until each has returned)
             live = [c for c in live if not c.ended or c.agents_live]
@@ -376,14 +358,14 @@ class Card:
     def _write_trace(self) -> None:
         """Write the trace (Session(trace=PATH)) once every host thread is gone; once."""
         with self._lock:
-            if self.trace is None or self._traced:
+            if self.config.trace is None or self._traced:
                 return
             self._traced = True
             timelines = [c.timeline for _, c in sorted(self.clusters.items()) if c.timeline is not None]
         try:
-            timeline.write(self.trace, timelines)
+            timeline.write(self.config.trace, timelines)
         except OSError as error:
-            raise OSError(error.errno, f"the trace could not be written to {str(self.trace)!r}: {error.strerror}") from None
+            raise OSError(error.errno, f"the trace could not be written to {str(self.config.trace)!r}: {error.strerror}") from None
 
     def _let_agents_finish(self) -> None:
         """When every thread has ended, the Tensix stand-ins still going finish first, so

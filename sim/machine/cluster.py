@@ -8,8 +8,6 @@ faults.
 
 from __future__ import annotations
 
-import os
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -19,7 +17,7 @@ import numpy as np
 from ... import kmx_runtime
 from ..._records import AgentStopped, Handed, RegionPicture
 from ..cache.checker import UNFLUSHED_WRITE, Checker
-from ..cache.model import CARD_SIZE, UNBOUNDED, CachedRegion, ClusterCache, Holding, Tile, holding_for
+from ..cache.model import CARD_SIZE, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from ..hart.explain import Explainer
 from ..hart.core import BLOCKED, EXITED, READY, Core, HartContext
 from ..hart.faults import CoreFault
@@ -52,6 +50,7 @@ from ..observe.observers import Observers
 from ..debug.control import Unattended
 from ..native import hooks
 from ..noc.agent import STEPS_AFTER_END, Agent, Call
+from .config import MachineConfig
 from .schedule import Plan, Schedule
 
 RUNTIME = Path(kmx_runtime.__file__).resolve().parent
@@ -115,6 +114,7 @@ def _region_span(storage: Storage, name: str, base: int, holding: Holding) -> Sp
 class Cluster:
     def __init__(
         self,
+        *,
         number: int,
         share: Share,
         bank: Bank,
@@ -123,36 +123,35 @@ class Cluster:
         words: Sequence[int],
         cores: int,
         outbox: Outbox,
-        schedule: Schedule | None = None,
-        coherence: str = "card",
+        config: MachineConfig = MachineConfig(),
         shares_bank: bool = False,
-        output_limit: int | None = console.KEEP,
         heap: int = DEFAULT_HEAP_BYTES,
-        cache: str = UNBOUNDED,
-        cache_seed: int = 0,
         debugged: bool = False,
-        profiled: bool = False,
-        traced: bool = False,
         scheduled: bool = False,
     ) -> None:
-        """SCHEDULED: its turns follow a plan other than round robin (sim.machine.schedule), which
-        may give even a lone core a turn of exact length: its cores count."""
+        """Thread IMAGE on cluster NUMBER, in SHARE of BANK, with its REGIONS, WORDS and
+        CORES; it hands its items to OUTBOX. CONFIG: the card's options (sim.machine.config).
+        SHARES_BANK: another cluster's thread reaches its regions (its cache copies).
+        DEBUGGED: gdb debugs it. SCHEDULED: its turns follow a plan other than round robin
+        (sim.machine.schedule), which may give even a lone core a turn of exact length:
+        its cores count."""
         self.number = number
+        self.config = config
         self.debugger = Unattended()  # who controls the turns besides the schedule: gdb's, set by the card (sim.debug.control)
-        self.coherence = coherence
+        self.coherence = coherence = config.coherence
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
-        self.tile = Tile(cache_seed) if cache == CARD_SIZE else None
+        self.tile = Tile(config.cache_seed) if config.cache == CARD_SIZE else None
         self._running: Core | None = None  # the core whose turn Python runs (one at a time)
         self.loop = None  # the turn loop in C, while it runs the cluster's turns (sim.machine.schedule.TurnLoop)
         self.faulted = False
-        self.schedule = schedule or Schedule(Plan(), [number], [(number, n) for n in range(cores)])
+        self.schedule = Schedule(Plan(), [number], [(number, n) for n in range(cores)])  # (the card's, once it starts)
         self.share = share
         self.bank = bank
         self.image = image
         self.words = list(words)
         self.result_words = np.zeros(RESULT_WORDS, dtype=np.uint32)
         self.outbox = outbox
-        self.console = console.Console(number, cores, output_limit)
+        self.console = console.Console(number, cores, config.output_limit)
         self._barrier_generation = 0
         self._barrier_arrivals = 0
         self.memory = AddressSpace()
@@ -224,10 +223,10 @@ class Cluster:
         self.reservations = hooks.Reservations()
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
-            counting=image.uses_cycles or cores > 1 or debugged or profiled or traced or scheduled,  # (a debugger steps turns of one)
+            counting=image.uses_cycles or cores > 1 or debugged or config.profiled or config.traced or scheduled,  # (a debugger steps turns of one)
             on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
-            interpret=os.environ.get("KMX_INTERPRET", "1") != "0",  # (0: one trap an instruction, to compare)
+            interpret=config.interpret, finish_turns_in_c=config.finish_turns_in_c,
             reservations=self.reservations if cores > 1 else None,
             original=self.original,
         )
@@ -243,9 +242,9 @@ class Cluster:
         # The cache's story, step by step (run.cache_story; sim/observe/story.py)
         self.story = Story(self)
         # The profile (km.Session(profile=True)): the cores' counts, sim/observe/profile.py
-        self.profile = ThreadProfile(self.cores, self.explainer) if profiled else None
+        self.profile = ThreadProfile(self.cores, self.explainer) if config.profiled else None
         # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/observe/timeline.py)
-        self.timeline = Timeline(number, cores) if traced else None
+        self.timeline = Timeline(number, cores) if config.traced else None
         # Who hears of the thread's turns, calls, findings and end (sim/observe/observers.py)
         self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
         self.checker.on_finding = self.observers.finding
@@ -369,7 +368,7 @@ class Cluster:
         return agent
 
     def share_bank_with(self, other: "Cluster") -> None:
-        """Clusters 2 and 3 share bank D7 (SPEC section 4): a core of one can reach the
+        """Clusters 2 and 3 share bank D7 (sim.layout.SHARES): a core of one can reach the
         other's regions at their addresses, as on the card. It reaches them through its
         own cluster's cache, with no coherence between the two, and with no region ID to
         invalidate or flush them by: only the hand-back (card mode) writes them back."""

@@ -59,9 +59,6 @@ PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its co
 AGENT_PATIENCE = 64  # pct: steps a Tensix stand-in takes in a row, no core between, before it is taken to spin
 STRATEGIES = ("round robin", "random", "pct", "replay")
 RECORD_ROWS = 1 << 12  # turns the native side records before it asks for more room
-# The turns that need no Python run in C (TurnLoop, sim/native/sched.c). (False: every turn
-# from Python, as the tests compare.)
-TURN_LOOP_IN_C = True
 
 
 @dataclass(frozen=True)
@@ -200,9 +197,9 @@ class Schedule:
         self._steps_spun = 0  # instructions of turns that ran their whole patience: a spin
 
     def next_turn(self, ready: Sequence, agents_live: int = 0) -> tuple[object, int]:
-        """The core to run from READY (never empty) and its instruction count, 0 for no
-        limit. AGENTS_LIVE: the group's Tensix stand-ins that have not returned (a lone
-        core's turn then has a length)."""
+        """The participant to run from READY (never empty; a core or a Tensix stand-in) and
+        its instruction count, 0 for no limit. AGENTS_LIVE: the group's Tensix stand-ins
+        that have not returned (a lone core's turn then has a length)."""
         if self.native is not None:
             self.native.agents_live = agents_live
             self.make_room()

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-VARIABLE = "KMX_HOST_MEMORY"
+VARIABLE = "KMX_HOST_MEMORY"  # (the user's name for the choice, which komorebi reads: `ask`)
 WAYS = ("linux", "portable")
 _READ_WRITE = mmap.PROT_READ | mmap.PROT_WRITE if hasattr(mmap, "PROT_READ") else 0
 
@@ -55,10 +55,21 @@ class HostMemoryError(ValueError):
     """KMX_HOST_MEMORY names no way this system has."""
 
 
+_asked = ""  # the way asked for ("": the system's own); komorebi asks as KMX_HOST_MEMORY says
+
+
+def ask(name: str) -> None:
+    """Ask for the way NAME ("linux", "portable"; "": the system's own). komorebi asks as
+    the environment's KMX_HOST_MEMORY says (komorebi._simulator), before each use of host
+    memory; `way` checks what was asked at the first use, and keeps its answer."""
+    global _asked
+    _asked = name
+
+
 @lru_cache(maxsize=None)
 def way() -> str:
-    """The way in use: KMX_HOST_MEMORY, or linux where the system has memfds."""
-    chosen = os.environ.get(VARIABLE, "")
+    """The way in use: the one asked for, or linux where the system has memfds."""
+    chosen = _asked
     native = "linux" if sys.platform.startswith("linux") and hasattr(os, "memfd_create") else "portable"
     if not chosen:
         return native

@@ -235,7 +235,7 @@ class Agent:
             self._timer.cancel()
             self._timer = None
 
-    # -- the function's side (its own Python thread) ------------------------------------------
+    # -- the function's side (its greenlet, switched to on the host thread) ------------------
 
     def _main(self, _start: Any = None) -> None:
         try:

@@ -39,7 +39,7 @@ class Step:
 
 
 class Reference:
-    """A write-back cache a line at a time, as SPEC section 5 says: a read or a write of a
+    """A write-back cache a line at a time, as docs/memory-model.md says: a read or a write of a
     line not in the cache fills it from DRAM; a write makes the line dirty; a flush writes
     the dirty lines back and keeps them, clean; an invalidate drops every line; a line flush
     writes one line back if dirty, then drops it. Strict mode starts every line in the

@@ -4,7 +4,7 @@ and flushes lines, and a Tensix stand-in writes and reads DRAM between its steps
 thread read, what the stand-in read and DRAM at the end must be the reference's, in both
 modes and with the card-size cache.
 
-The reference is SPEC section 5 said the simplest way: a line not in the cache is filled
+The reference is the memory model (docs/memory-model.md) said the simplest way: a line not in the cache is filled
 from DRAM when a core touches it, a write makes it dirty (whatever it stores), a flush
 writes the dirty lines back, an invalidate drops every line, a stand-in's noc.write
 changes DRAM only. Hypothesis builds the script step by step (a stateful machine: each

@@ -55,9 +55,7 @@ def _images(folder, text):
     source.write_text(text)
     elf = build_thread([source]).elf
     ours = load_image(elf)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("KMX_REWRITE", "0")
-        oracle = load_image(elf)
+    oracle = load_image(elf, rewrites=False)
     assert ours.stubs.sites and not oracle.stubs.sites  # (the code has some: the test tests them)
     return ours, oracle
 
@@ -323,16 +321,16 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
     run of the vector unit: the results, every core's cycles and the turns are those of
     the same runs with every turn from Python, and then with every turn's rest run by the
     engine; most turns did finish in C."""
+    from komorebi._simulator import Simulator
     from komorebi.sim.machine import schedule
-    from komorebi.sim.hart import core as cores
     from tests.threads import THREADS
 
-    def runs():
+    def runs(**switches):
         out, finished = [], 0
         for seed in (None, 1, 2):
             program = km.Program("racy", kernels=kernels)
             program.thread(cluster=1, sources=[THREADS / source], words=words, cores=4)
-            with km.Session(quantum=37, schedule_seed=seed) as session:
+            with km.Session(quantum=37, schedule_seed=seed, backend=Simulator(**switches)) as session:
                 run = session.load(program)
                 results = []
                 while not results or not results[-1].final:
@@ -356,10 +354,8 @@ def test_turns_in_c_run_as_turns_from_python_and_the_engine_would(kernels, monke
     in_c, finished = runs()
     turns = sum(len(turns) for _, turns in in_c)
     assert sum(needless) < turns / 50, (sum(needless), turns)
-    monkeypatch.setattr(schedule, "TURN_LOOP_IN_C", False)
-    from_python, _ = runs()
-    monkeypatch.setattr(cores, "FINISH_TURNS_IN_C", False)
-    in_engine, none = runs()
+    from_python, _ = runs(turn_loop_in_c=False)
+    in_engine, none = runs(turn_loop_in_c=False, finish_turns_in_c=False)
     assert in_c == from_python == in_engine
     assert none == 0 and finished > 100
 

@@ -1,4 +1,4 @@
-/* A thread that reads, copies and writes its own code (tests/isa/test_code_as_data.py):
+/* A thread that reads, copies and writes its own code (tests/image/test_code_as_data.py):
    twice_plus is one Zba instruction and a return, which the loader rewrites for the engine
    (sim/isa/rewrite.py); what the thread sees of it must be what the compiler wrote.
    Result words: 0 twice_plus(4, 8); 1 the copy of it in a static buffer, after fence.i;

@@ -1,4 +1,4 @@
-/* A thread for the profile's tests (tests/test_profile.py): a vector loop (the
+/* A thread for the profile's tests (tests/observe/test_profile.py): a vector loop (the
  * interpreter's), a recursive function, a call through a pointer, the C library's memcpy,
  * a Zba instruction the loader rewrites (3 * x), and a flush. */
 #include <string.h>

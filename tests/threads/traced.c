@@ -1,4 +1,4 @@
-/* A thread for the trace's tests (tests/test_trace.py): four cores sum their quarter of a
+/* A thread for the trace's tests (tests/observe/test_trace.py): four cores sum their quarter of a
  * region into it, meet at a barrier, and core 0 submits the total; on request (word 0) one
  * core writes a word it never flushes, which the checker finds. */
 #include "kmx.h"

@@ -1,4 +1,4 @@
-"""Threads on several clusters in one program; the cluster-to-bank map of SPEC section 4."""
+"""Threads on several clusters in one program; the cluster-to-bank map (sim/layout.py, SHARES)."""
 
 import numpy as np
 import pytest

@@ -11,6 +11,8 @@ import numpy as np
 
 from komorebi.sim.build.thread import build_thread
 from komorebi.sim.machine.card import Card
+from komorebi.sim.machine.config import MachineConfig
+from komorebi.sim.machine.schedule import Plan
 from komorebi.sim.debug.control import Unattended
 from komorebi.sim.image.elf import load_image
 from komorebi.sim.observe.observers import Observer, Observers
@@ -55,7 +57,7 @@ class TurnRecorder(Recorder):
 
 def _run(turns: bool, word: int = 0):
     image = load_image(build_thread([SOURCE]).elf)
-    card = Card(quantum=300, schedule_seed=3)
+    card = Card(MachineConfig(plan=Plan.of_seed(300, 3)))
     cluster = card.place_thread(1, image, [("data", np.arange(1024, dtype=np.uint32))], [word], 4)
     assert isinstance(cluster.debugger, Unattended)
     recorder = TurnRecorder() if turns else Recorder()

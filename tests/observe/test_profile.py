@@ -11,6 +11,7 @@ import pytest
 
 import komorebi as km
 from komorebi.sim.machine.card import Card
+from komorebi.sim.machine.config import MachineConfig
 from komorebi.sim.image.elf import load_image
 from komorebi.sim.build.thread import build_thread
 from tests.threads import THREADS
@@ -36,7 +37,7 @@ def test_the_counts_by_line_are_every_instruction_a_single_step_run_sees():
     image = load_image(build_thread([SOURCE]).elf)
 
     def place(profile: bool):
-        card = Card(profile=profile)
+        card = Card(MachineConfig(profiled=profile))
         cluster = card.place_thread(1, image, [("data", np.arange(64, dtype=np.uint32))], [], 1)
         return card, cluster
 
