@@ -1,6 +1,6 @@
 """The cluster's cache: 64-byte lines, write-back, shared by the cluster's cores.
 
-The model is unbounded (SPEC section 5): a line, once filled, stays until an invalidate or
+The model is unbounded (docs/memory-model.md): a line, once filled, stays until an invalidate or
 the hand-back drops it, so a missing flush is never rescued by an eviction.
 
 How it holds data. Each region has a *view*: host memory that the cores' engines map and
@@ -46,7 +46,7 @@ The model never calls the engine. After `invalidate`, `flush` and `hand_back` th
 must drop the engines' TLB entries, so that the next access comes through the fill hook
 again.
 
-Strict mode (SPEC section 5) starts every line cached and clean but *stale*: the view holds
+Strict mode (docs/memory-model.md) starts every line cached and clean but *stale*: the view holds
 STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A stale
 page's clean bytes are not DRAM's: its first write copies it aside, as when copying.)
 
