@@ -78,10 +78,11 @@ static void forget_translations(Calls *c, const Region *r, int64_t filled, int e
         if (!core)
             continue;
         if (filled <= PAGE_BY_PAGE) {
-            for (uint64_t page = 0; page < r->pages && filled; page++)
+            int64_t left = filled; /* (each core's own count: every core forgets them all) */
+            for (uint64_t page = 0; page < r->pages && left; page++)
                 if (every || r->filled[page]) {
                     core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_PAGE_WRITE, r->base + page * PAGE);
-                    filled--;
+                    left--;
                 }
         } else {
             core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_WRITE);

@@ -132,3 +132,33 @@ def test_a_spin_on_invalidate_stays_in_c_and_is_one_step(tmp_path, monkeypatch):
     steps = [step for step in run._loaded.machine.story().steps if step.what == "kmx_invalidate(0)"]
     assert len(steps) <= 3 and len(_expand(steps)) == 5000
     assert steps[-1].detail.endswith("times in a row")
+
+
+OTHER_CORE = r"""
+#include "kmx.h"
+
+/* Core 1 writes (its TLB may write the page), core 0 flushes the page clean, core 1
+   writes again and never flushes: its write must be seen (a fill), so the thread's end
+   finds it unflushed. */
+int kmx_main(int core) {
+    uint32_t* out = (uint32_t*)kmx_region(0, 0);
+    out[core * 4] = 1;
+    kmx_barrier();
+    if (core == 0)
+        kmx_flush(0);
+    kmx_barrier();
+    if (core == 1)
+        out[8] = 2;
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_a_flush_makes_every_core_forget_the_page(tmp_path, cores):
+    program = program_for(OTHER_CORE, tmp_path, regions={"out": 64}, cores=cores)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, run = run_to_end(program)
+    assert [f.kind for f in run.findings] == ["unflushed-write"]
+    assert "core 1" in run.findings[0].message
