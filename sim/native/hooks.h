@@ -154,7 +154,7 @@ enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
-enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, EVENT_FLUSHED = 3, EVENT_UNCACHED = 4,
+enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, /* (3: no longer told) */ EVENT_UNCACHED = 4,
        EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
        EVENT_RESCUED = 9 };
 /* The uncached alias of the cluster's DRAM: an address less this (sim/layout.py) */

@@ -46,7 +46,7 @@ HOOKS_ANNOUNCE = (f"the simulator's native hooks for this machine (once per vers
 PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
 # watch.c's line events: (token, kind, offset, size)
 LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
-EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_FLUSHED, EVENT_UNCACHED = 1, 2, 3, 4
+EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_UNCACHED = 1, 2, 4  # (3: a line flushed, no longer told)
 TOLD_AGAIN = 0x80  # hooks.h: a line's stale bytes were read again at once (watch.c)
 EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address

@@ -329,10 +329,8 @@ static int leave_cache(Region *r, uint64_t offset, int flushed) {
         if (r->dirty_mask)
             r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
         clean_again(r, page, offset);
-        if (flushed) {
+        if (flushed) /* (marked only: no listener needs each line a flush wrote, so Python is not called) */
             mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
-            tell(r, EVENT_FLUSHED, offset, LINE);
-        }
         written_back = 1;
     }
     refill(r, page, line);
