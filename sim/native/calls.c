@@ -40,7 +40,7 @@ static int zeros(const uint8_t *bytes, uint64_t count) {
 
 /* No line of R was written since it was clean: a flush writes nothing, an invalidate
  * loses nothing. */
-static int nothing_written(const Region *r) {
+static int nothing_written(const CachedRegion *r) {
     return zeros(r->writable, r->pages) &&
            (!r->dirty_mask || zeros((const uint8_t *)r->dirty_mask, r->pages * sizeof *r->dirty_mask));
 }
@@ -49,7 +49,7 @@ static int nothing_written(const Region *r) {
  * it too): nothing is in the cache, so the next access fills from DRAM. FORGET: the view's
  * copies of DRAM's pages go back to the kernel here (FORGET_HERE), or Python gives them
  * back after (FORGET_IN_PYTHON: a host without madvise's semantics, sim/memory/host.py). */
-void region_drop(Region *r, int forget) {
+void region_drop(CachedRegion *r, int forget) {
     if (r->lines_known) /* the next fills bring DRAM's bytes (watch.c) */
         lines_dropped(r);
     __builtin_memset(r->filled, 0, r->pages);
@@ -70,7 +70,7 @@ void region_drop(Region *r, int forget) {
  * the fill hook again. A few pages are flushed one by one; else the whole TLB, as
  * sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps changed
  * nothing: its fill would find it as it is.) */
-static void forget_translations(Calls *c, const Region *r, int64_t filled, int every) {
+static void forget_translations(Calls *c, const CachedRegion *r, int64_t filled, int every) {
     if (every && filled > PAGE_BY_PAGE)
         filled = PAGE_BY_PAGE + 1;
     for (int64_t i = 0; i < c->core_count; i++) {
@@ -91,7 +91,7 @@ static void forget_translations(Calls *c, const Region *r, int64_t filled, int e
     }
 }
 
-static int64_t count_filled(const Region *r) {
+static int64_t count_filled(const CachedRegion *r) {
     int64_t n = 0;
     for (uint64_t page = 0; page < r->pages; page++)
         n += r->filled[page] != 0;
@@ -104,7 +104,7 @@ static int64_t count_filled(const Region *r) {
  * since clean is filled, and its write permission goes); an invalidate's, every page of
  * the region (the filled ones are no longer known), or those filled where it is asked
  * before the drop. */
-void region_forget_translations(Calls *c, const Region *r, int dropped) {
+void region_forget_translations(Calls *c, const CachedRegion *r, int dropped) {
     if (dropped || r->lines_known)
         forget_translations(c, r, (int64_t)r->pages, 1);
     else
@@ -121,7 +121,7 @@ static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
 /* CORE's kmx_invalidate or kmx_flush of region ID (the caller checked it): whether it
  * was answered here. */
 static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t id, uint64_t pc) {
-    Region *r = c->regions[id];
+    CachedRegion *r = c->regions[id];
     if (!r || r->noc_writes || r->unpainted || r->forget_view == FORGET_IN_PYTHON || !nothing_written(r))
         return 0;
     if (number == CALL_FLUSH && r->rescued && !zeros(r->rescued, r->pages * LINES_PER_PAGE))

@@ -15,7 +15,7 @@ static void copy_page(uint8_t *to, const uint8_t *from) {
 
 /* A core reads (WRITE: writes) PAGE of REGION. Returns whether the page may be written
  * without coming back here. */
-static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
+static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *uc) {
     uint64_t start = page * PAGE;
     if (r->unpainted && r->unpainted[page]) {
         r->unpainted[page] = 0;
@@ -70,13 +70,13 @@ static int access(Region *r, uint64_t page, int write, Core *core, void *uc) {
  * (read_cores). Returns whether it is one. */
 /* CORE reads LINE: read_before_invalidate, unless a line flush dropped the line before
  * any invalidate (the flush is that line's invalidate). */
-int read_line_before_invalidate(Region *r, uint64_t line, Core *core) {
+int read_line_before_invalidate(CachedRegion *r, uint64_t line, Core *core) {
     if (r->dropped && (r->dropped[line / LINES_PER_PAGE] >> (line % LINES_PER_PAGE) & 1))
         return 0;
     return read_before_invalidate(r, line / LINES_PER_PAGE, line, line + 1, core);
 }
 
-int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core) {
+int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core) {
     if (r->invalidated || r->written[page])
         return 0;
     uint8_t bit = READ_BIT(core);
@@ -145,7 +145,7 @@ static int fill_page(void *uc, uint64_t address, int type, uc_tlb_entry *entry, 
         if (type == UC_MEM_FETCH)
             goto refuse;
         uint64_t page = (address - span->base) / PAGE;
-        Region *r = span->region;
+        CachedRegion *r = span->region;
         /* Only a page the TLB held before and lost counts toward growing it: a thread
          * that streams through memory fills each page once, and gains nothing from a
          * bigger TLB. */
@@ -217,7 +217,7 @@ int tlb_fill(void *uc, uint64_t address, int type, uc_tlb_entry *entry, Core *co
  * watched page watch.c's, elsewhere a read's lines kept as watch.c keeps them (SIZE 0: the
  * page of OFFSET, no line). Returns whether the last page may be written without coming
  * back here. */
-int region_access(Region *region, uint64_t offset, uint64_t size, int write, Core *core, void *uc) {
+int region_access(CachedRegion *region, uint64_t offset, uint64_t size, int write, Core *core, void *uc) {
     int writable = 0;
     uint64_t end = offset + (size ? size : 1);
     for (uint64_t page = offset / PAGE; page * PAGE < end; page++)

@@ -90,7 +90,7 @@ typedef struct {
     int engine_pc_moved;
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
     uint32_t page_generation, code_generation;
-    Region *watched;        /* the watched page host_miss last met (watch.c; 0: no region's), */
+    CachedRegion *watched;        /* the watched page host_miss last met (watch.c; 0: no region's), */
     uint8_t *watched_host;  /* (no region's: its span's memory, reserve.c, */
     uint64_t watched_delta; /* and the cached address less the address, uncached or not) */
     uint64_t watched_base;  /* its span's address, */

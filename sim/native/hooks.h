@@ -147,10 +147,10 @@ typedef struct {
     int64_t noc_writes;     /* a Tensix stand-in wrote under lines of it since the last invalidate
                              * (the checker keeps which: sim/cache/checker.py) */
     int64_t forget_view;    /* FORGET_*: how a drop gives the view's copies back (region_drop) */
-} Region;
+} CachedRegion;
 enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define CHANGED(r) do { if ((r)->generation) (*(r)->generation)++; } while (0)
-#define TOLD_AGAIN 0x80 /* (Region.told: the line's stale bytes were read again, at once: watch.c) */
+#define TOLD_AGAIN 0x80 /* (CachedRegion.told: the line's stale bytes were read again, at once: watch.c) */
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
 /* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
@@ -184,7 +184,7 @@ typedef struct {
     uint64_t base;
     uint64_t end;
     int64_t kind;
-    Region *region;
+    CachedRegion *region;
     uint8_t *host; /* the span's host memory (the image's, for counting instructions) */
 } Span;
 
@@ -372,11 +372,11 @@ typedef struct Calls {
     int64_t word_count;
     int64_t region_count;
     const uint64_t *addresses; /* per region ID: its address */
-    Region **regions;          /* and its lines in the cache */
+    CachedRegion **regions;          /* and its lines in the cache */
     Core **cores;              /* the cluster's cores (each forgets its translations) */
     int64_t core_count;
     int64_t story;             /* the cache's story hears invalidates and flushes: queue them */
-    uint64_t generation;       /* raised at each change of a line's state (Region.generation) */
+    uint64_t generation;       /* raised at each change of a line's state (CachedRegion.generation) */
     uint64_t looked;           /* the generation when the story last looked at the lines */
     CallSite sites[CALL_SITES]; /* call sites whose source line Python knows */
     int64_t site_count;
@@ -385,8 +385,8 @@ typedef struct Calls {
     uint64_t answered;         /* calls answered here */
 } Calls;
 int calls_answer(void *uc, Core *core);
-void region_drop(Region *r, int forget);
-void region_forget_translations(Calls *c, const Region *r, int dropped);
+void region_drop(CachedRegion *r, int forget);
+void region_forget_translations(Calls *c, const CachedRegion *r, int dropped);
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
 void profile_enter(Core *core, uint64_t address);
@@ -410,21 +410,21 @@ int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spa
 int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* the last at most KEY, or -1 */
 
 /* watch.c */
-int page_watched(const Region *r, uint64_t page);
-int read_before_invalidate(Region *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
-int read_line_before_invalidate(Region *r, uint64_t line, Core *core);
-void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size);
-void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size);
+int page_watched(const CachedRegion *r, uint64_t page);
+int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
+int read_line_before_invalidate(CachedRegion *r, uint64_t line, Core *core);
+void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size);
+void watch_write(CachedRegion *r, Core *core, uint64_t offset, uint64_t size);
 int device_holds(uint64_t address);
 typedef struct {
-    Region *region;
+    CachedRegion *region;
     Core *core;
 } Watch; /* what a region's device callbacks get */
 uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data);
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
-uint8_t dram_byte(const Region *r, uint64_t offset);
-void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
-void lines_dropped(Region *r);
+uint8_t dram_byte(const CachedRegion *r, uint64_t offset);
+void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
+void lines_dropped(CachedRegion *r);
 
 /* code.c */
 int original_changed(const Original *o, uint64_t address);
@@ -448,8 +448,8 @@ uint64_t span_device_read(void *uc, uint64_t offset, unsigned size, void *data);
 void span_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 
 /* noc.c: DRAM past the cache, as a Tensix core's NoC reaches it (sim/noc/) */
-void noc_read(const Region *r, uint64_t offset, uint64_t size, uint8_t *out);
-int noc_holds(const Region *r, uint64_t offset, uint64_t size, uint64_t value);
+void noc_read(const CachedRegion *r, uint64_t offset, uint64_t size, uint8_t *out);
+int noc_holds(const CachedRegion *r, uint64_t offset, uint64_t size, uint64_t value);
 
 /* unicorn's RISC-V register numbers (riscv.h; sim/native/hooks.py checks them) */
 #define UC_REG_X0 1
@@ -497,7 +497,7 @@ uint64_t half_to_integer(uint16_t h, int bits, int is_signed, int rm, uint32_t *
 enum { PLAN_ROUND_ROBIN = 0, PLAN_RANDOM = 1, PLAN_REPLAY = 2 };
 enum { LOOP_STOPPED = 0, LOOP_FULL = 1, LOOP_TURN = 2, LOOP_IDLE = 3, LOOP_AGENT = 4 };
 typedef struct { /* a Tensix stand-in's noc.wait (sim/noc/agent.py): until DRAM holds VALUE */
-    Region *region;  /* (0: it does not wait) */
+    CachedRegion *region;  /* (0: it does not wait) */
     uint64_t offset; /* in the region's span */
     uint64_t size;   /* 1, 2, 4 or 8 bytes, */
     uint64_t value;  /* little-endian */

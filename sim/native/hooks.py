@@ -72,6 +72,9 @@ _i64 = ctypes.POINTER(ctypes.c_int64)
 
 
 class RegionState(ctypes.Structure):
+    """One region's lines in the cache model (hooks.h, CachedRegion; sim.cache.model.CachedRegion
+    owns it)."""
+
     _fields_ = [
         ("view", _u8),
         ("dram", _u8),

@@ -9,7 +9,7 @@
  * kept aside (dram_byte). */
 #include "hooks.h"
 
-void noc_read(const Region *r, uint64_t offset, uint64_t size, uint8_t *out) {
+void noc_read(const CachedRegion *r, uint64_t offset, uint64_t size, uint8_t *out) {
     if (!r->direct) {
         __builtin_memcpy(out, r->dram + offset, size);
         return;
@@ -28,7 +28,7 @@ void noc_read(const Region *r, uint64_t offset, uint64_t size, uint8_t *out) {
     }
 }
 
-int noc_holds(const Region *r, uint64_t offset, uint64_t size, uint64_t value) {
+int noc_holds(const CachedRegion *r, uint64_t offset, uint64_t size, uint64_t value) {
     uint8_t bytes[8];
     noc_read(r, offset, size, bytes);
     for (uint64_t i = 0; i < size; i++)

@@ -4,7 +4,7 @@
 
 uint64_t struct_size(int which) {
     switch (which) {
-    case 0: return sizeof(Region);
+    case 0: return sizeof(CachedRegion);
     case 1: return sizeof(Span);
     case 2: return sizeof(Core);
     case 3: return sizeof(Tile);

@@ -45,7 +45,7 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
     return size >= 64 ? FULL : ((1ull << size) - 1) << first;
 }
 
-int page_watched(const Region *r, uint64_t page) {
+int page_watched(const CachedRegion *r, uint64_t page) {
     if (r->lines_known || r->tile)
         return 1;
     if (r->read_cores && r->read_stale[page] && !r->invalidated && !r->written[page])
@@ -67,14 +67,14 @@ int page_watched(const Region *r, uint64_t page) {
                    count = LINE - first < end_ - at_ ? LINE - first : end_ - at_, 1);            \
     at_ += count
 
-static void mark(Region *r, uint64_t line, uint8_t state) {
+static void mark(CachedRegion *r, uint64_t line, uint8_t state) {
     if (r->line_events && r->line_events[line] < state) {
         r->line_events[line] = state;
         CHANGED(r);
     }
 }
 
-static void tell(Region *r, int64_t kind, uint64_t offset, uint64_t size) {
+static void tell(CachedRegion *r, int64_t kind, uint64_t offset, uint64_t size) {
     if (r->on_line_event)
         r->on_line_event(r->token, kind, offset, size);
 }
@@ -87,7 +87,7 @@ static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll
  * began is the same bytes read again, with no other stale byte read between, as a loop
  * that waits on them does: the line's `told` gets TOLD_AGAIN (the checker's advice then
  * differs: sim/cache/checker.py). */
-static void stale_read(Region *r, uint64_t line, uint64_t stale, uint64_t first) {
+static void stale_read(CachedRegion *r, uint64_t line, uint64_t stale, uint64_t first) {
     uint64_t at = line * LINE + first + 1, last = r->last_stale;
     r->last_stale = at;
     if (r->told[line]) {
@@ -105,7 +105,7 @@ static void stale_read(Region *r, uint64_t line, uint64_t stale, uint64_t first)
  * mixed-alias: through the cached alias only once the thread has used the uncached one,
  * since before that the fill hook's first read of the page stands for it), and a line
  * touched through both is a mixed-alias, told once. */
-static void touched(Region *r, uint64_t page, uint64_t line, int cached) {
+static void touched(CachedRegion *r, uint64_t page, uint64_t line, int cached) {
     uint64_t bit = 1ull << (line % LINES_PER_PAGE);
     uint64_t *mine = cached ? r->cc_touched : r->uc_touched, *other = cached ? r->uc_touched : r->cc_touched;
     if (!mine[page] && (!cached || r->uncached_seen))
@@ -117,9 +117,9 @@ static void touched(Region *r, uint64_t page, uint64_t line, int cached) {
     }
 }
 
-static void tile_touch(Region *r, Core *core, uint64_t line, int write);
+static void tile_touch(CachedRegion *r, Core *core, uint64_t line, int write);
 
-void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
+void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, want = byte_mask(first, count);
         if (r->tile)
@@ -141,7 +141,7 @@ void watch_read(Region *r, Core *core, uint64_t offset, uint64_t size) {
     }
 }
 
-void watch_write(Region *r, Core *core, uint64_t offset, uint64_t size) {
+void watch_write(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
     if (core) /* (another core's reservation of these bytes' line ends: reserve.c) */
         reservations_stored(core->reservations, core->engine.core, r->base + offset, size);
     for (EACH_LINE(offset, size)) {
@@ -188,7 +188,7 @@ void watch_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value
 
 /* Where the clean bytes of the line at OFFSET (of page PAGE) are, as
  * sim/cache/model.py's CachedRegion._reference says: 0 for zeros (direct, loaded as zeros). */
-static const uint8_t *reference(const Region *r, uint64_t page, uint64_t offset) {
+static const uint8_t *reference(const CachedRegion *r, uint64_t page, uint64_t offset) {
     if (r->copy_all)
         return r->clean + offset;
     if (r->direct)
@@ -208,7 +208,7 @@ static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zero
  * one by one; elsewhere, a store seen here (a watched page's: strict mode's stale lines)
  * made it so, or its bytes differ from its clean ones (a store of a line's own bytes on the
  * fast path leaves it clean: sim/cache/model.py says why no program can tell). */
-static int dirty(const Region *r, uint64_t page, uint64_t offset) {
+static int dirty(const CachedRegion *r, uint64_t page, uint64_t offset) {
     int seen = r->dirty_mask && (r->dirty_mask[page] >> (offset / LINE % LINES_PER_PAGE) & 1);
     if (r->lines_known || seen)
         return seen;
@@ -218,7 +218,7 @@ static int dirty(const Region *r, uint64_t page, uint64_t offset) {
 /* The clean bytes of the line at OFFSET are now the view's (it was written back, or DRAM
  * changed under a line the cache does not hold), as CachedRegion._clean_again does for
  * whole pages. */
-static void clean_again(Region *r, uint64_t page, uint64_t offset) {
+static void clean_again(CachedRegion *r, uint64_t page, uint64_t offset) {
     uint64_t start = page * PAGE;
     if (r->direct && r->as_loaded[page]) { /* the page's clean bytes are now its own copy */
         if (r->loaded_bytes)
@@ -235,7 +235,7 @@ static void clean_again(Region *r, uint64_t page, uint64_t offset) {
 
 /* The line at OFFSET leaves the cache: the next access fills it from DRAM, so the view
  * takes DRAM's bytes where they differ (stale ones). */
-static void refill(Region *r, uint64_t page, uint64_t line) {
+static void refill(CachedRegion *r, uint64_t page, uint64_t line) {
     uint64_t offset = line * LINE;
     int changed = 0;
     if (r->stale[page] && r->fresh && r->fresh[line] != FULL) { /* strict mode's stale line */
@@ -275,7 +275,7 @@ static void refill(Region *r, uint64_t page, uint64_t line) {
  * page-level flags go there), where its lines are known one by one: DRAM's bytes kept aside
  * under cached lines go into the view (direct: the view is DRAM but for them), and the next
  * touch through either alias starts anew. */
-void lines_dropped(Region *r) {
+void lines_dropped(CachedRegion *r) {
     uint64_t lines = r->pages * LINES_PER_PAGE;
     for (uint64_t line = 0; r->side_mask && line < lines; line++) {
         uint64_t mask = r->side_mask[line], offset = line * LINE, page = line / LINES_PER_PAGE;
@@ -302,7 +302,7 @@ void lines_dropped(Region *r) {
 /* The line at OFFSET of R leaves the cache: written back to DRAM if dirty, then dropped (a
  * later access fills it from DRAM again). FLUSHED: by a flush of the thread's (else an
  * eviction). Returns whether it was written back. */
-static int leave_cache(Region *r, uint64_t offset, int flushed) {
+static int leave_cache(CachedRegion *r, uint64_t offset, int flushed) {
     uint64_t line = offset / LINE, page = offset / PAGE;
     if (!r->filled[page])
         return 0; /* not cached */
@@ -344,7 +344,7 @@ static void flush_line(Core *core, Span *span, uint64_t address) {
     core->device.line_flushes++;
     if (span->kind != SPAN_REGION)
         return;
-    Region *r = span->region;
+    CachedRegion *r = span->region;
     uint64_t offset = (address - span->base) & ~(uint64_t)(LINE - 1);
     uint64_t line = offset / LINE, page = offset / PAGE;
     if (r->dropped && !r->invalidated) /* (the checker: the line counts as invalidated) */
@@ -360,7 +360,7 @@ static void flush_line(Core *core, Span *span, uint64_t address) {
 
 /* CORE's access to LINE of R, in the tile's levels (tile.c): counted, and a line the L3
  * evicts for it leaves the cache, written back if dirty: a missing flush rescued. */
-static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
+static void tile_touch(CachedRegion *r, Core *core, uint64_t line, int write) {
     Tile *t = r->tile;
     int hart = core ? (int)core->engine.core : 0;
     int level = tile_access(t, hart, r->base / LINE + line, write);
@@ -376,7 +376,7 @@ static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
     Span *span = find_span(core, address);
     if (!span || span->kind != SPAN_REGION)
         return;
-    Region *owner = span->region;
+    CachedRegion *owner = span->region;
     uint64_t offset = address - span->base;
     owner->level_counts[6]++;
     if (leave_cache(owner, offset, 0)) {
@@ -392,7 +392,7 @@ static void tile_touch(Region *r, Core *core, uint64_t line, int write) {
 /* The thread's first access to R through the uncached alias: Python allocates what watch.c
  * keeps of each line (EVENT_UNCACHED), and every core's TLB goes, so that every page of
  * the region is watched from the next access on. */
-static void start_uncached(Region *r, Core *core, void *uc) {
+static void start_uncached(CachedRegion *r, Core *core, void *uc) {
     tell(r, EVENT_UNCACHED, 0, 0);
     /* This core's TLB goes now (the rest of its block is watched too), and its
      * interpreter's pages; the other cores' at the stop, before they run again. Where the
@@ -407,7 +407,7 @@ static void start_uncached(Region *r, Core *core, void *uc) {
 
 /* DRAM's byte at OFFSET (direct: the view is DRAM but for dirty lines, whose DRAM bytes are
  * their clean ones, and bytes an uncached store wrote under a cached line, kept aside). */
-uint8_t dram_byte(const Region *r, uint64_t offset) {
+uint8_t dram_byte(const CachedRegion *r, uint64_t offset) {
     if (!r->direct)
         return r->dram[offset];
     uint64_t line = offset / LINE, page = offset / PAGE;
@@ -422,7 +422,7 @@ uint8_t dram_byte(const Region *r, uint64_t offset) {
 
 uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data) {
     Watch *w = (Watch *)data;
-    Region *r = w->region;
+    CachedRegion *r = w->region;
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
@@ -436,7 +436,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
 
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data) {
     Watch *w = (Watch *)data;
-    Region *r = w->region;
+    CachedRegion *r = w->region;
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
@@ -451,7 +451,7 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
  * touch of each line is kept, for the mixed-alias finding); else another writer of DRAM's
  * (a Tensix stand-in's noc.write: noc.c). A line the cache holds keeps its bytes, stale
  * now; a line it does not hold is filled with DRAM's new bytes when next touched. */
-void dram_store(Region *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread) {
+void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, mask = byte_mask(first, count), at = line * LINE + first;
         const uint8_t *from = bytes + (at - offset);

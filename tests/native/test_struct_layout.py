@@ -15,7 +15,8 @@ from komorebi.sim.native import hooks
 
 
 # hooks.py's names that are not hooks.h's (the rest are the same)
-C_NAMES = {"RegionState": "Region", "SpanEntry": "Span", "CoreState": "Core", "GroupState": "Group", "CallsState": "Calls"}
+C_NAMES = {"RegionState": "CachedRegion", "SpanEntry": "Span", "CoreState": "Core", "GroupState": "Group",
+           "CallsState": "Calls"}
 
 
 def _shared_structs() -> dict[str, type]:
@@ -47,7 +48,7 @@ def _c_layouts(names, tmp_path) -> dict[str, dict[str, int]]:
 
 def test_every_shared_struct_has_cs_fields_at_cs_offsets(tmp_path):
     structs = {C_NAMES.get(name, name): struct for name, struct in _shared_structs().items()}
-    assert {"Core", "Turn", "Group", "Region", "Span", "IsaState", "Tile"} <= set(structs), sorted(structs)
+    assert {"Core", "Turn", "Group", "CachedRegion", "Span", "IsaState", "Tile"} <= set(structs), sorted(structs)
     c = _c_layouts(sorted(structs), tmp_path)
     differ = {}
     for name, struct in structs.items():
