@@ -9,6 +9,8 @@
 - step beside a spin: a Tensix stand-in makes --steps noc.reads while the thread spins on
   the flag it raises after them (bench/kmx/spin_until.c), timed inside the stand-in's
   function: per step. Target <= 2 us.
+- a stand-in's step alone: the same noc.reads once the thread has returned (bench/noc.py's
+  figure), for what a step costs without a thread's turn between two.
 - traced: the same rounds with a listener that hears every call (km.Session(trace=...)),
   so that each call goes to Python: a kmx call's round trip, for scale.
 
@@ -95,6 +97,14 @@ def step_beside_a_spin(count: int) -> tuple[float, int]:
     return timed["seconds"] / count, int(result.words[0])
 
 
+def step_alone(count: int) -> float:
+    """Seconds a stand-in's noc.read once the thread has returned (bench/noc.py's steps)."""
+    sys.path.insert(0, str(HERE))
+    import noc  # noqa: PLC0415 (bench/noc.py, beside this file)
+
+    return noc.steps(count)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spins", type=int, default=1_000_000)
@@ -114,6 +124,7 @@ def main() -> None:
             "answered call us": answered(args.calls) * 1e6,
             "call with a trace us": traced(max(args.calls // 10, 1)) * 1e6,
             "stand-in step beside a spin us": step * 1e6,
+            "stand-in step alone us": step_alone(args.steps) * 1e6,
         }
         for name, value in figures.items():
             best[name] = min(best.get(name, value), value)
