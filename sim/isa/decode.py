@@ -1,13 +1,15 @@
 """Just enough RISC-V decoding to explain a fault: instruction lengths, the address a load
 or store meant (the engine's TLB-fill hook only sees the page), the extensions the X280
-lacks, and the names of vector instructions (for the ones the vector unit refuses)."""
+lacks, and the names of vector instructions (for the ones the vector unit refuses). The
+scalar instructions come from their table (sim.isa.scalar: sim/native/scalar.def), the
+vector ones from the vector unit's (sim.isa.vector: sim/native/vector/ops.def)."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Callable
 
-from . import vector
+from . import scalar, vector
 
 
 def length(low_halfword: int) -> int:
@@ -15,99 +17,52 @@ def length(low_halfword: int) -> int:
     return 4 if low_halfword & 3 == 3 else 2
 
 
-def _sext(value: int, bits: int) -> int:
-    return value - (1 << bits) if value >> (bits - 1) & 1 else value
-
-
 def _bits(insn: int, hi: int, lo: int) -> int:
     return (insn >> lo) & ((1 << (hi - lo + 1)) - 1)
 
 
+def _scalar(insn: int) -> tuple[int, scalar.Row] | None:
+    """(the 32-bit instruction, its row of scalar.def) of INSN, a compressed one expanded."""
+    if insn & 3 != 3:
+        insn = scalar.expand(insn & 0xFFFF)
+        if insn is None:
+            return None
+    row = scalar.find(insn)
+    return None if row is None else (insn, row)
+
+
 def effective_address(insn: int, register: Callable[[int], int]) -> int | None:
-    """The address that the load, store or atomic INSN accesses, with REGISTER(n) giving
-    x<n>; None for any other instruction."""
-    if insn & 3 == 3:
-        opcode = insn & 0x7F
-        rs1 = register(_bits(insn, 19, 15))
-        if opcode in (0x03, 0x07):  # loads, FP loads
-            return (rs1 + _sext(insn >> 20, 12)) & (2**64 - 1)
-        if opcode in (0x23, 0x27):  # stores, FP stores
-            imm = (_bits(insn, 31, 25) << 5) | _bits(insn, 11, 7)
-            return (rs1 + _sext(imm, 12)) & (2**64 - 1)
-        if opcode == 0x2F:  # AMOs, lr, sc
-            return rs1
+    """The address that the scalar load, store or atomic INSN accesses, with REGISTER(n)
+    giving x<n>; None for any other instruction."""
+    found = _scalar(insn)
+    if found is None or found[1].access is None:
         return None
-    quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
-    if quadrant == 0 and funct3 in (1, 2, 3, 5, 6, 7):  # c.fld c.lw c.ld c.fsd c.sw c.sd
-        base = register(8 + _bits(insn, 9, 7))
-        if funct3 in (2, 6):  # word: uimm[5:3]=12:10, [2]=6, [6]=5
-            offset = (_bits(insn, 12, 10) << 3) | (_bits(insn, 6, 6) << 2) | (_bits(insn, 5, 5) << 6)
-        else:  # double: uimm[5:3]=12:10, [7:6]=6:5
-            offset = (_bits(insn, 12, 10) << 3) | (_bits(insn, 6, 5) << 6)
-        return base + offset
-    if quadrant == 2 and funct3 in (1, 2, 3, 5, 6, 7):  # stack-pointer relative
-        sp = register(2)
-        if funct3 == 2:  # c.lwsp
-            offset = (_bits(insn, 12, 12) << 5) | (_bits(insn, 6, 4) << 2) | (_bits(insn, 3, 2) << 6)
-        elif funct3 in (1, 3):  # c.fldsp c.ldsp
-            offset = (_bits(insn, 12, 12) << 5) | (_bits(insn, 6, 5) << 3) | (_bits(insn, 4, 2) << 6)
-        elif funct3 == 6:  # c.swsp
-            offset = (_bits(insn, 12, 9) << 2) | (_bits(insn, 8, 7) << 6)
-        else:  # c.fsdsp c.sdsp
-            offset = (_bits(insn, 12, 10) << 3) | (_bits(insn, 9, 7) << 6)
-        return sp + offset
-    return None
-
-
-_LOAD_SIZES = {0: 1, 1: 2, 2: 4, 3: 8, 4: 1, 5: 2, 6: 4}
-_COMPRESSED_ACCESSES = {1: (False, 8), 2: (False, 4), 3: (False, 8), 5: (True, 8), 6: (True, 4), 7: (True, 8)}
+    insn, row = found
+    offset = 0 if row.format == "A" else scalar.immediate(insn, row.format)
+    return (register(_bits(insn, 19, 15)) + offset) & (2**64 - 1)
 
 
 def memory_access(insn: int) -> tuple[bool | None, int] | None:
-    """(is it a store, its size in bytes) of the scalar load, store or atomic INSN (an
-    atomic both reads and writes: None); None for any other instruction."""
-    if insn & 3 == 3:
-        opcode, funct3 = insn & 0x7F, _bits(insn, 14, 12)
-        if opcode == 0x03 and funct3 in _LOAD_SIZES:
-            return False, _LOAD_SIZES[funct3]
-        if opcode == 0x07 and funct3 in (1, 2, 3):
-            return False, 1 << funct3
-        if opcode == 0x23 and funct3 <= 3:
-            return True, 1 << funct3
-        if opcode == 0x27 and funct3 in (1, 2, 3):
-            return True, 1 << funct3
-        if opcode == 0x2F and funct3 in (2, 3):
-            return None, 1 << funct3
+    """(is it a store, its size in bytes) of the scalar load, store or atomic INSN (an AMO
+    both reads and writes: None); None for any other instruction."""
+    found = _scalar(insn)
+    if found is None or found[1].access is None:
         return None
-    quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
-    if quadrant in (0, 2) and funct3 in _COMPRESSED_ACCESSES:
-        return _COMPRESSED_ACCESSES[funct3]
-    return None
+    return found[1].access.store, found[1].access.size
 
 
 def ends_block(insn: int) -> bool:
     """INSN is a branch, a jump or a system instruction: the engine's translated block ends
     with it."""
-    if insn & 3 == 3:
-        return insn & 0x7F in (0x63, 0x67, 0x6F, 0x73)
-    quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
-    if quadrant == 1:
-        return funct3 in (5, 6, 7)  # c.j c.beqz c.bnez
-    return quadrant == 2 and funct3 == 4 and _bits(insn, 6, 2) == 0  # c.jr c.jalr c.ebreak
+    if insn & 3 != 3:
+        insn = scalar.expand(insn & 0xFFFF) or 0
+    return insn & 0x7F in (0x63, 0x67, 0x6F, 0x73)
 
 
 # -- instructions the X280 lacks ------------------------------------------------------------
+# (the scalar ones are scalar.def's rows; the vector ones are here, since the vector unit's
+# table holds only what the unit runs)
 
-_LACKING_OP = {  # OP (0x33): (funct7, funct3) -> (extension, instruction)
-    (0x14, 1): ("Zbs", "bset"), (0x24, 1): ("Zbs", "bclr"), (0x34, 1): ("Zbs", "binv"),
-    (0x24, 5): ("Zbs", "bext"), (0x05, 1): ("Zbc", "clmul"), (0x05, 3): ("Zbc", "clmulh"),
-    (0x05, 2): ("Zbc", "clmulr"), (0x04, 4): ("Zbkb", "pack"), (0x04, 7): ("Zbkb", "packh"),
-    (0x07, 5): ("Zicond", "czero.eqz"), (0x07, 7): ("Zicond", "czero.nez"),
-}
-_LACKING_OP_IMM = {  # OP-IMM (0x13): (imm[11:6], funct3) -> ...
-    (0x0A, 1): ("Zbs", "bseti"), (0x12, 1): ("Zbs", "bclri"), (0x1A, 1): ("Zbs", "binvi"),
-    (0x12, 5): ("Zbs", "bexti"),
-}
 _LACKING_OP_V = {  # OP-V (0x57): (funct3, funct6) -> ... (with the vector unit's OPIVV 0, OPFVV 1,
     # OPMVV 2, OPIVI 3, OPIVX 4, OPFVF 5; the unary ones of OPMVV's funct6 0x12 by vs1 below)
     (1, 0x3B): ("Zvfbfwma", "vfwmaccbf16.vv"), (5, 0x3B): ("Zvfbfwma", "vfwmaccbf16.vf"),
@@ -142,16 +97,13 @@ def lacking(insn: int) -> tuple[str, str] | None:
     card traps on it: Zbs, Zbc, Zicond, Zicbom, Zfa, Zfbfmin, Zvfbfwma, Zvkb, Zvbb, ...), or
     to V ("V" and the vector instruction's name, Zvfbfmin's and SiFive's Xsfvfnrclipxfqf's
     among them: the unit runs every one it does not refuse, so one that reaches Python was
-    refused); None when it is none known."""
+    refused); None when it is none known. The scalar ones are scalar.def's rows the X280
+    LACKS (and its compressed ones that stand for none)."""
     if insn & 3 != 3:
-        quadrant, funct3 = insn & 3, _bits(insn, 15, 13)
-        if quadrant == 0 and funct3 == 4:
-            return "Zcb", "c.lbu, c.lh, c.sb or c.sh"
-        if quadrant == 1 and funct3 == 4 and _bits(insn, 12, 10) == 7 and _bits(insn, 6, 5) == 3:
-            return "Zcb", "c.zext, c.sext, c.not or c.mul"
-        return None
-    opcode, funct3, funct7 = insn & 0x7F, _bits(insn, 14, 12), insn >> 25
-    if opcode == 0x57:
+        row = scalar.find_compressed(insn & 0xFFFF)
+        return (row.extension, row.name) if row is not None and row.to is None else None
+    funct3 = _bits(insn, 14, 12)
+    if insn & 0x7F == 0x57:
         if funct3 == 2 and insn >> 26 == 0x12 and _bits(insn, 19, 15) in _LACKING_VXUNARY0:
             return _LACKING_VXUNARY0[_bits(insn, 19, 15)]
         if (funct3, insn >> 26) in _LACKING_OP_V:
@@ -159,37 +111,8 @@ def lacking(insn: int) -> tuple[str, str] | None:
     name = vector_name(insn)
     if name is not None:
         return "V", name
-    if opcode == 0x33:
-        return _LACKING_OP.get((funct7, funct3))
-    if opcode == 0x13:
-        if funct3 == 5 and insn >> 20 == 0x687:
-            return "Zbkb", "brev8"
-        return _LACKING_OP_IMM.get((insn >> 26, funct3))
-    if opcode == 0x3B and funct7 == 0x04 and funct3 == 4:
-        return "Zbkb", "packw"
-    if opcode == 0x0F and funct3 == 2:
-        which = insn >> 20
-        return ("Zicboz", "cbo.zero") if which == 4 else ("Zicbom", {0: "cbo.inval", 1: "cbo.clean", 2: "cbo.flush"}.get(which, "cbo.*"))
-    if opcode == 0x73 and funct7 == 0x7E and funct3 == 0:
-        return "SiFive cache", "cdiscard.d.l1" if _bits(insn, 24, 20) == 2 else "cflush.d.l1"
-    if opcode == 0x53:
-        if funct7 & 3 == 3:
-            return "Q", "a quad-precision instruction"
-        if funct7 in (0x14, 0x15, 0x16) and funct3 in (2, 3):
-            return "Zfa", "fminm or fmaxm"
-        if funct7 in (0x78, 0x79, 0x7A) and _bits(insn, 24, 20) == 1:
-            return "Zfa", "fli"
-        if funct7 in (0x20, 0x21, 0x22) and _bits(insn, 24, 20) in (4, 5):
-            return "Zfa", "fround or froundnx"
-        if funct7 == 0x22 and _bits(insn, 24, 20) == 8:
-            return "Zfbfmin", "fcvt.bf16.s"
-        if funct7 == 0x20 and _bits(insn, 24, 20) == 6:
-            return "Zfbfmin", "fcvt.s.bf16"
-        if funct7 in (0x50, 0x51, 0x52) and funct3 in (4, 5):
-            return "Zfa", "fleq or fltq"
-    if opcode in (0x07, 0x27) and funct3 == 4:
-        return "Q", "flq or fsq"
-    return None
+    row = scalar.find(insn)
+    return (row.extension, row.name) if row is not None and row.op == scalar.LACKS else None
 
 
 # -- the vector unit's instructions, by name ------------------------------------------------

@@ -33,66 +33,53 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from . import scalar
+
 BORROWED = (31, 30, 29, 28, 7)  # t6 t5 t4 t3 t2: the stubs borrow from these, in this order
 JAL_RANGE = 1 << 20  # a jal reaches +-1 MiB
 STUBS_SYMBOL, STUBS_END_SYMBOL = "kmx__stubs", "kmx__stubs_end"
 
 
-# -- encoding RV64I ----------------------------------------------------------------------------
-
-def _r(funct7: int, rs2: int, rs1: int, funct3: int, rd: int, opcode: int) -> int:
-    return funct7 << 25 | rs2 << 20 | rs1 << 15 | funct3 << 12 | rd << 7 | opcode
-
-
-def _i(imm: int, rs1: int, funct3: int, rd: int, opcode: int) -> int:
-    return (imm & 0xFFF) << 20 | rs1 << 15 | funct3 << 12 | rd << 7 | opcode
-
-
-def _s(imm: int, rs2: int, rs1: int, funct3: int, opcode: int = 0x23) -> int:
-    imm &= 0xFFF
-    return (imm >> 5) << 25 | rs2 << 20 | rs1 << 15 | funct3 << 12 | (imm & 0x1F) << 7 | opcode
-
-
-def _b(offset: int, rs2: int, rs1: int, funct3: int) -> int:
-    o = offset & 0x1FFF
-    return ((o >> 12) & 1) << 31 | ((o >> 5) & 0x3F) << 25 | rs2 << 20 | rs1 << 15 | funct3 << 12 | \
-        ((o >> 1) & 0xF) << 8 | ((o >> 11) & 1) << 7 | 0x63
-
+# -- encoding RV64I (from the table of the scalar instructions, sim/native/scalar.def) -----------
 
 def jal(offset: int, rd: int = 0) -> int:
-    o = offset & 0x1FFFFF
-    return ((o >> 20) & 1) << 31 | ((o >> 1) & 0x3FF) << 21 | ((o >> 11) & 1) << 20 | ((o >> 12) & 0xFF) << 12 | rd << 7 | 0x6F
+    return scalar.encode("jal", rd=rd, imm=offset)
 
 
-def add(rd, a, b): return _r(0, b, a, 0, rd, 0x33)
-def sub(rd, a, b): return _r(0x20, b, a, 0, rd, 0x33)
-def and_(rd, a, b): return _r(0, b, a, 7, rd, 0x33)
-def or_(rd, a, b): return _r(0, b, a, 6, rd, 0x33)
-def xor(rd, a, b): return _r(0, b, a, 4, rd, 0x33)
-def sll(rd, a, b): return _r(0, b, a, 1, rd, 0x33)
-def srl(rd, a, b): return _r(0, b, a, 5, rd, 0x33)
-def sllw(rd, a, b): return _r(0, b, a, 1, rd, 0x3B)
-def srlw(rd, a, b): return _r(0, b, a, 5, rd, 0x3B)
-def addi(rd, a, imm): return _i(imm, a, 0, rd, 0x13)
-def addiw(rd, a, imm): return _i(imm, a, 0, rd, 0x1B)
-def xori(rd, a, imm): return _i(imm, a, 4, rd, 0x13)
-def slli(rd, a, k): return _i(k, a, 1, rd, 0x13)
-def srli(rd, a, k): return _i(k, a, 5, rd, 0x13)
-def srai(rd, a, k): return _i(0x400 | k, a, 5, rd, 0x13)
-def slliw(rd, a, k): return _i(k, a, 1, rd, 0x1B)
-def srliw(rd, a, k): return _i(k, a, 5, rd, 0x1B)
-def sd(rs2, base, imm): return _s(imm, rs2, base, 3)
-def ld(rd, base, imm): return _i(imm, base, 3, rd, 0x03)
+def _r(name: str):
+    return lambda rd, a, b: scalar.encode(name, rd=rd, rs1=a, rs2=b)
+
+
+def _i(name: str):
+    return lambda rd, a, imm: scalar.encode(name, rd=rd, rs1=a, imm=imm)
+
+
+add, sub, and_, or_, xor = _r("add"), _r("sub"), _r("and"), _r("or"), _r("xor")
+sll, srl, sllw, srlw = _r("sll"), _r("srl"), _r("sllw"), _r("srlw")
+addi, addiw, xori = _i("addi"), _i("addiw"), _i("xori")
+slli, srli, srai, slliw, srliw = _i("slli"), _i("srli"), _i("srai"), _i("slliw"), _i("srliw")
+ld = _i("ld")
+
+
+def sd(rs2: int, base: int, imm: int) -> int:
+    return scalar.encode("sd", rs1=base, rs2=rs2, imm=imm)
+
+
+def _branch(name: str, offset: int, rs1: int, rs2: int) -> int:
+    return scalar.encode(name, rs1=rs1, rs2=rs2, imm=offset)
 
 
 NOP = addi(0, 0, 0)
-BLT, BGE, BLTU, BGEU = 4, 5, 6, 7
+OPPOSITE = {"blt": "bge", "bltu": "bgeu"}  # the branch taken when the other is not
 
 
 # -- what each instruction becomes ---------------------------------------------------------------
 
-def _fields(insn: int) -> tuple[int, int, int, int, int, int]:
-    return insn & 0x7F, (insn >> 7) & 31, (insn >> 12) & 7, (insn >> 15) & 31, (insn >> 20) & 31, insn >> 25
+REWRITTEN = frozenset({  # the instructions rewritten (scalar.def's names): all of Zba, and the simple Zbb ones
+    "sh1add", "sh2add", "sh3add", "add.uw", "sh1add.uw", "sh2add.uw", "sh3add.uw", "slli.uw",
+    "andn", "orn", "xnor", "min", "minu", "max", "maxu", "sext.b", "sext.h", "zext.h",
+    "rol", "ror", "rori", "rolw", "rorw", "roriw",
+})
 
 
 def _borrowing(body, rd: int, *sources: int, count: int = 1) -> list[int]:
@@ -107,14 +94,14 @@ def _borrowing(body, rd: int, *sources: int, count: int = 1) -> list[int]:
     return [*spill, *body(*free), *fill]
 
 
-def _choose(rd: int, rs1: int, rs2: int, keep_rs1_if: tuple[int, int, int]) -> list[int]:
-    """rd = rs1 when the branch KEEP_RS1_IF = (funct3, a, b) is taken, else rs2."""
-    funct3, a, b = keep_rs1_if
+def _choose(rd: int, rs1: int, rs2: int, keep_rs1_if: tuple[str, int, int]) -> list[int]:
+    """rd = rs1 when the branch KEEP_RS1_IF = (branch, a, b) is taken, else rs2."""
+    branch, a, b = keep_rs1_if
     if rd == rs1:
-        return [_b(8, b, a, funct3), addi(rd, rs2, 0)]
+        return [_branch(branch, 8, a, b), addi(rd, rs2, 0)]
     if rd == rs2:  # keep rs2 unless the branch would be taken: the opposite branch skips
-        return [_b(8, b, a, funct3 ^ 1), addi(rd, rs1, 0)]
-    return [addi(rd, rs1, 0), _b(8, b, a, funct3), addi(rd, rs2, 0)]
+        return [_branch(OPPOSITE[branch], 8, a, b), addi(rd, rs1, 0)]
+    return [addi(rd, rs1, 0), _branch(branch, 8, a, b), addi(rd, rs2, 0)]
 
 
 def _rotate(shifts, rd: int, rs1: int, rs2: int) -> list[int]:
@@ -131,86 +118,63 @@ def stub_body(insn: int) -> list[int] | None:  # noqa: C901 (one case an instruc
     """The RV64I instructions that compute what INSN (a Zba or simple Zbb instruction)
     does, without the jump back; [] when it changes nothing (rd is x0); None when INSN
     is not one the loader rewrites."""
-    opcode, rd, funct3, rs1, rs2, funct7 = _fields(insn)
-    shamt6 = (insn >> 20) & 63
-    if opcode == 0x33:
-        if funct7 == 0x10 and funct3 in (2, 4, 6):  # sh1add sh2add sh3add: rd = rs2 + (rs1 << k)
-            k = funct3 // 2
-            if rd == 0:
-                return []
-            if rd != rs2:
-                return [slli(rd, rs1, k), add(rd, rd, rs2)]
-            if rd != rs1:
-                return [add(rd, rd, rs1)] * (1 << k)
-            return _borrowing(lambda t: [slli(t, rs1, k), add(rd, rd, t)], rd, rs1, rs2)
-        if funct7 == 0x20 and funct3 == 7:  # andn
-            if rd == 0:
-                return []
-            if rd == rs1 == rs2:
-                return [addi(rd, 0, 0)]
-            if rd == rs1:
-                return [or_(rd, rd, rs2), xor(rd, rd, rs2)]
-            return [xori(rd, rs2, -1), and_(rd, rd, rs1)]
-        if funct7 == 0x20 and funct3 == 6:  # orn
-            if rd == 0:
-                return []
-            if rd == rs1 == rs2:
-                return [addi(rd, 0, -1)]
-            if rd == rs1:
-                return [xori(rd, rd, -1), and_(rd, rd, rs2), xori(rd, rd, -1)]
-            return [xori(rd, rs2, -1), or_(rd, rd, rs1)]
-        if funct7 == 0x20 and funct3 == 4:  # xnor
-            return [] if rd == 0 else [xor(rd, rs1, rs2), xori(rd, rd, -1)]
-        if funct7 == 0x05 and funct3 in (4, 5, 6, 7):  # min minu max maxu
-            if rd == 0:
-                return []
-            branch = {4: (BLT, rs1, rs2), 5: (BLTU, rs1, rs2), 6: (BLT, rs2, rs1), 7: (BLTU, rs2, rs1)}[funct3]
-            return _choose(rd, rs1, rs2, branch)
-        if funct7 == 0x30 and funct3 in (1, 5):  # rol ror
-            return _rotate((sll, srl) if funct3 == 1 else (srl, sll), rd, rs1, rs2)
+    row = scalar.find(insn)
+    if row is None or row.name not in REWRITTEN:
         return None
-    if opcode == 0x3B:
-        if (funct7, funct3) in ((0x04, 0), (0x10, 2), (0x10, 4), (0x10, 6)):
-            # add.uw (funct7 4, funct3 0), sh1add.uw sh2add.uw sh3add.uw: rd = rs2 + (zext32(rs1) << k)
-            k = funct3 // 2
-            if rd == 0:
-                return []
-            if rd != rs2:
-                return [slli(rd, rs1, 32), srli(rd, rd, 32 - k), add(rd, rd, rs2)]
-            return _borrowing(lambda t: [slli(t, rs1, 32), srli(t, t, 32 - k), add(rd, rd, t)], rd, rs1, rs2)
-        if funct7 == 0x04 and funct3 == 4 and rs2 == 0:  # zext.h
-            return [] if rd == 0 else [slli(rd, rs1, 48), srli(rd, rd, 48)]
-        if funct7 == 0x30 and funct3 in (1, 5):  # rolw rorw
-            return _rotate((sllw, srlw) if funct3 == 1 else (srlw, sllw), rd, rs1, rs2)
-        return None
-    if opcode == 0x13:
-        imm12 = insn >> 20
-        if funct3 == 1 and imm12 in (0x604, 0x605):  # sext.b sext.h
-            bits = 56 if imm12 == 0x604 else 48
-            return [] if rd == 0 else [slli(rd, rs1, bits), srai(rd, rd, bits)]
-        if funct3 == 5 and imm12 >> 6 == 0x18:  # rori
-            if rd == 0:
-                return []
-            if shamt6 == 0:
-                return [addi(rd, rs1, 0)]
-            return _borrowing(lambda t: [srli(t, rs1, shamt6), slli(rd, rs1, 64 - shamt6), or_(rd, rd, t)], rd, rs1)
-        return None
-    if opcode == 0x1B:
-        if funct3 == 1 and (insn >> 26) == 0x02:  # slli.uw
-            if rd == 0:
-                return []
-            if shamt6 >= 32:
-                return [slli(rd, rs1, shamt6)]
-            return [slli(rd, rs1, 32), srli(rd, rd, 32 - shamt6)]
-        if funct3 == 5 and funct7 == 0x30:  # roriw
-            k = rs2  # shamt, 5 bits
-            if rd == 0:
-                return []
-            if k == 0:
-                return [addiw(rd, rs1, 0)]
-            return _borrowing(lambda t: [srliw(t, rs1, k), slliw(rd, rs1, 32 - k), or_(rd, rd, t)], rd, rs1)
-        return None
-    return None
+    name, rd, rs1, rs2 = row.name, (insn >> 7) & 31, (insn >> 15) & 31, (insn >> 20) & 31
+    if rd == 0:
+        return []
+    if name in ("sh1add", "sh2add", "sh3add"):  # rd = rs2 + (rs1 << k)
+        k = int(name[2])
+        if rd != rs2:
+            return [slli(rd, rs1, k), add(rd, rd, rs2)]
+        if rd != rs1:
+            return [add(rd, rd, rs1)] * (1 << k)
+        return _borrowing(lambda t: [slli(t, rs1, k), add(rd, rd, t)], rd, rs1, rs2)
+    if name == "andn":
+        if rd == rs1 == rs2:
+            return [addi(rd, 0, 0)]
+        if rd == rs1:
+            return [or_(rd, rd, rs2), xor(rd, rd, rs2)]
+        return [xori(rd, rs2, -1), and_(rd, rd, rs1)]
+    if name == "orn":
+        if rd == rs1 == rs2:
+            return [addi(rd, 0, -1)]
+        if rd == rs1:
+            return [xori(rd, rd, -1), and_(rd, rd, rs2), xori(rd, rd, -1)]
+        return [xori(rd, rs2, -1), or_(rd, rd, rs1)]
+    if name == "xnor":
+        return [xor(rd, rs1, rs2), xori(rd, rd, -1)]
+    if name in ("min", "minu", "max", "maxu"):
+        branch = "bltu" if name.endswith("u") else "blt"
+        return _choose(rd, rs1, rs2, (branch, rs1, rs2) if name.startswith("min") else (branch, rs2, rs1))
+    if name in ("rol", "ror"):
+        return _rotate((sll, srl) if name == "rol" else (srl, sll), rd, rs1, rs2)
+    if name in ("add.uw", "sh1add.uw", "sh2add.uw", "sh3add.uw"):  # rd = rs2 + (zext32(rs1) << k)
+        k = 0 if name == "add.uw" else int(name[2])
+        if rd != rs2:
+            return [slli(rd, rs1, 32), srli(rd, rd, 32 - k), add(rd, rd, rs2)]
+        return _borrowing(lambda t: [slli(t, rs1, 32), srli(t, t, 32 - k), add(rd, rd, t)], rd, rs1, rs2)
+    if name == "zext.h":
+        return [slli(rd, rs1, 48), srli(rd, rd, 48)]
+    if name in ("rolw", "rorw"):
+        return _rotate((sllw, srlw) if name == "rolw" else (srlw, sllw), rd, rs1, rs2)
+    if name in ("sext.b", "sext.h"):
+        bits = 56 if name == "sext.b" else 48
+        return [slli(rd, rs1, bits), srai(rd, rd, bits)]
+    shamt = (insn >> 20) & (31 if name == "roriw" else 63)
+    if name == "rori":
+        if shamt == 0:
+            return [addi(rd, rs1, 0)]
+        return _borrowing(lambda t: [srli(t, rs1, shamt), slli(rd, rs1, 64 - shamt), or_(rd, rd, t)], rd, rs1)
+    if name == "slli.uw":
+        if shamt >= 32:
+            return [slli(rd, rs1, shamt)]
+        return [slli(rd, rs1, 32), srli(rd, rd, 32 - shamt)]
+    # roriw
+    if shamt == 0:
+        return [addiw(rd, rs1, 0)]
+    return _borrowing(lambda t: [srliw(t, rs1, shamt), slliw(rd, rs1, 32 - shamt), or_(rd, rd, t)], rd, rs1)
 
 
 @dataclass(frozen=True)
@@ -260,4 +224,7 @@ def rewrite(found: dict[int, int], start: int, end: int) -> Stubs:
 
 def candidate(insn: int) -> bool:
     """INSN (32 bits) may be one the loader rewrites (a cheap test for the code's sweep)."""
-    return (insn & 0x7F) in (0x33, 0x3B, 0x13, 0x1B) and stub_body(insn) is not None
+    if (insn & 0x7F) not in (0x33, 0x3B, 0x13, 0x1B):
+        return False
+    row = scalar.find(insn)
+    return row is not None and row.name in REWRITTEN

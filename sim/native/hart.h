@@ -175,6 +175,52 @@ static inline int rounding(Hart *h, int rm) {
 enum { RAN, NOT_HERE, REFUSED, MISALIGNED };
 
 static inline uint32_t bits(uint32_t insn, int hi, int lo) { return (insn >> lo) & ((1u << (hi - lo + 1)) - 1); }
+static inline int64_t sext(uint64_t value, int bits) { return (int64_t)(value << (64 - bits)) >> (64 - bits); }
+
+/* -- decoding (decode.c, from the table of the scalar instructions, scalar.def) ------------ */
+
+/* The interpreter's operations (isa.c, run_one), which scalar.def's rows name: those the
+ * engine runs too, then (past OP_OWN) those it lacks. */
+enum {
+    OP_UNKNOWN = 0,
+    /* RV64I */
+    OP_LUI, OP_AUIPC, OP_JAL, OP_JALR, OP_BEQ, OP_BNE, OP_BLT, OP_BGE, OP_BLTU, OP_BGEU,
+    OP_LB, OP_LH, OP_LW, OP_LD, OP_LBU, OP_LHU, OP_LWU, OP_SB, OP_SH, OP_SW, OP_SD,
+    OP_ADDI, OP_SLTI, OP_SLTIU, OP_XORI, OP_ORI, OP_ANDI, OP_SLLI, OP_SRLI, OP_SRAI,
+    OP_ADD, OP_SUB, OP_SLL, OP_SLT, OP_SLTU, OP_XOR, OP_SRL, OP_SRA, OP_OR, OP_AND,
+    OP_ADDIW, OP_SLLIW, OP_SRLIW, OP_SRAIW, OP_ADDW, OP_SUBW, OP_SLLW, OP_SRLW, OP_SRAW,
+    /* M */
+    OP_MUL, OP_MULH, OP_MULHSU, OP_MULHU, OP_DIV, OP_DIVU, OP_REM, OP_REMU,
+    OP_MULW, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW,
+    /* F and D memory */
+    OP_FLW, OP_FLD, OP_FSW, OP_FSD,
+    /* A: the AMOs */
+    OP_AMO_W, OP_AMO_D,
+    OP_OWN, /* the ones below: the engine lacks them */
+    /* lr and sc: the loader's stand-ins for them (sim/isa/stand_in.py; reserve.c) */
+    OP_LR_W, OP_LR_D, OP_SC_W, OP_SC_D,
+    /* Zba */
+    OP_SH1ADD, OP_SH2ADD, OP_SH3ADD, OP_ADD_UW, OP_SH1ADD_UW, OP_SH2ADD_UW, OP_SH3ADD_UW, OP_SLLI_UW,
+    /* Zbb */
+    OP_ANDN, OP_ORN, OP_XNOR, OP_CLZ, OP_CLZW, OP_CTZ, OP_CTZW, OP_CPOP, OP_CPOPW,
+    OP_MAX, OP_MAXU, OP_MIN, OP_MINU, OP_SEXT_B, OP_SEXT_H, OP_ZEXT_H,
+    OP_ROL, OP_ROLW, OP_ROR, OP_RORI, OP_RORIW, OP_RORW, OP_ORC_B, OP_REV8,
+    /* Zfh */
+    OP_FLH, OP_FSH, OP_FADD_H, OP_FSUB_H, OP_FMUL_H, OP_FDIV_H, OP_FSQRT_H,
+    OP_FSGNJ_H, OP_FSGNJN_H, OP_FSGNJX_H, OP_FMIN_H, OP_FMAX_H, OP_FEQ_H, OP_FLT_H, OP_FLE_H,
+    OP_FCLASS_H, OP_FMV_X_H, OP_FMV_H_X,
+    OP_FCVT_W_H, OP_FCVT_WU_H, OP_FCVT_L_H, OP_FCVT_LU_H,
+    OP_FCVT_H_W, OP_FCVT_H_WU, OP_FCVT_H_L, OP_FCVT_H_LU,
+    OP_FCVT_S_H, OP_FCVT_H_S, OP_FCVT_D_H, OP_FCVT_H_D,
+    OP_FMADD_H, OP_FMSUB_H, OP_FNMSUB_H, OP_FNMADD_H,
+    /* V (vector/) */
+    OP_VECTOR, OP_VLOAD, OP_VSTORE, OP_VCSR,
+};
+
+/* INSN (32 bits) decoded into D, LENGTH bytes long (2: a compressed one's expansion). */
+void decode(Decoded *d, uint32_t insn, int length);
+/* The compressed instruction C as the 32-bit one it stands for (0: none the X280 has). */
+uint32_t expand(uint16_t c);
 
 /* -- memory (isa.c) ----------------------------------------------------------------------- */
 

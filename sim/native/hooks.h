@@ -11,6 +11,7 @@
  *   sizes.c   the structs' sizes, for hooks.py to check its mirrors against
  *   isa.c     the interrupt hook: the X280's instructions the engine lacks (Zba, Zbb,
  *             Zfh) run in C, and the interpreter that goes on from them while code is hot
+ *   decode.c  the interpreter's decoder, from the table of the scalar instructions (scalar.def)
  *   softfloat.c  half precision exactly, and fmin/fmax as the F extension says
  *   profile.c the profile: how often each block ran, and the call tree (when asked for)
  *   sched.c   whose turn it is, and the turn loop: the cores take turns in C until one

@@ -32,9 +32,11 @@ from ..build import toolchain
 from ..build.cache import BuildError
 
 FOLDER = Path(__file__).resolve().parent
-# (vector/: the vector unit, its files and its table of operations, ops.def)
+# (scalar.def: the table of the scalar instructions; vector/: the vector unit, its files and
+# its table of operations, ops.def)
 SOURCES = tuple(sorted([*FOLDER.glob("*.c"), *FOLDER.glob("vector/*.c")]))
-HEADERS = tuple(sorted([*FOLDER.glob("*.h"), *FOLDER.glob("vector/*.h"), *FOLDER.glob("vector/*.def")]))
+HEADERS = tuple(sorted([*FOLDER.glob("*.h"), *FOLDER.glob("*.def"), *FOLDER.glob("vector/*.h"),
+                        *FOLDER.glob("vector/*.def")]))
 # What a shared library is called on the host (the build and the loader need the name).
 LIBRARY_SUFFIX = {"darwin": ".dylib", "win32": ".dll", "cygwin": ".dll"}.get(sys.platform, ".so")
 NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []

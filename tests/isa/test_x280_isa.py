@@ -354,7 +354,7 @@ def test_turns_are_the_same_whether_the_engine_or_the_c_runs_an_instruction(tmp_
 
 @pytest.mark.parametrize("insn, extension, name", [  # (what the card traps on, measured on a P300)
     ("0x28b51533", "Zbs", "bset"), ("0x0ab51533", "Zbc", "clmul"), ("0x0eb55533", "Zicond", "czero.eqz"),
-    ("0x0025200f", "Zicbom", "cbo.flush"), ("0xf0180553", "Zfa", "fli"),
+    ("0x0025200f", "Zicbom", "cbo.flush"), ("0xf0180553", "Zfa", "fli.s"),
     ("0x4485f553", "Zfbfmin", "fcvt.bf16.s"), ("0x40658553", "Zfbfmin", "fcvt.s.bf16"),
     ("0xef881457", "Zvfbfwma", "vfwmaccbf16.vv"), ("0xef855457", "Zvfbfwma", "vfwmaccbf16.vf"),
     ("0x070c0457", "Zvkb", "vandn.vv"), ("0x4b042457", "Zvkb", "vbrev8.v"),
