@@ -135,12 +135,22 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
     if (number == CALL_INVALIDATE) {
         /* (before the drop: which were filled) */
         forget_translations(c, r, r->lines_known ? (int64_t)r->pages : count_filled(r), (int)r->lines_known);
-        /* (the view's copies need not go back for the next fills to be DRAM's: where no
-         * line was written since clean, each page the view holds a copy of is one a fill
-         * copies again (copy_fill: copied by a fill, or flushed), except where lines are
-         * known one by one (watch.c fills lines); so they stay until Python's next drop,
-         * and the madvise, a system call and a fault after it, is saved) */
-        region_drop(r, (int)r->lines_known);
+        /* The view's copies need not go back for the next fills to be DRAM's, so the
+         * madvise (a system call, and a fault at the next touch) is saved: where no line
+         * was written since clean, a page the view holds a copy of is one a fill copies
+         * again (copy_fill: copied by a fill, or flushed). Where lines are known one by
+         * one, watch.c fills a line from the view, and the view differs from DRAM only
+         * where DRAM changed under a cached line (uc_stale: a stand-in's write, an
+         * uncached store): those lines take DRAM's bytes here, as the madvise would have
+         * shown them. (Not for stale lines, strict mode's, nor a copying cache's, whose
+         * DRAM another cluster writes: there the view goes back.) */
+        int forget = r->lines_known && r->forget_view == FORGET_HERE &&
+                     (r->copy_all || !zeros(r->stale, r->pages));
+        if (r->lines_known && !forget && !r->direct)
+            for (uint64_t line = 0; line < r->pages * LINES_PER_PAGE; line++)
+                if (r->uc_stale[line])
+                    __builtin_memcpy(r->view + line * LINE, r->dram + line * LINE, LINE);
+        region_drop(r, forget);
         if (r->tile)
             tile_remove_range(r->tile, r->base / LINE, r->base / LINE + r->pages * LINES_PER_PAGE);
         r->invalidated = 1;

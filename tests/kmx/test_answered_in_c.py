@@ -162,3 +162,60 @@ def test_a_flush_makes_every_core_forget_the_page(tmp_path, cores):
         _, run = run_to_end(program)
     assert [f.kind for f in run.findings] == ["unflushed-write"]
     assert "core 1" in run.findings[0].message
+
+
+WAITS = r"""
+#include "kmx.h"
+
+/* The shape of every wait for the Tensix side: spin on a flag (kmx_invalidate, a load)
+   until the stand-in raises it, reading the data it wrote under lines the cache holds. */
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(0, 0);
+    volatile uint32_t* data = (volatile uint32_t*)kmx_region(1, 0);
+    uint32_t out[4] = {0}, seen = data[0];  /* (cached: the stand-in writes under it) */
+    for (uint32_t round = 1; round <= 3; round++) {
+        do {
+            kmx_invalidate(0);
+            out[3]++;
+        } while (flags[0] < round);
+        kmx_invalidate(1);
+        out[round - 1] = data[0] + seen;
+    }
+    kmx_result(0, out, 3);
+    return 0;
+}
+"""
+
+
+def _stand_in(noc):
+    for round_ in range(1, 4):
+        for _ in range(20):
+            noc.read("flags", 0, 4)
+        noc.write("data", 0, np.array([100 * round_], np.uint32))
+        noc.write("flags", 0, np.array([round_], np.uint32))
+
+
+@pytest.mark.parametrize("coherence", ["card", "strict"])
+def test_a_wait_for_a_stand_in_as_python_answers(tmp_path, coherence):
+    outcomes = []
+    for trace in (False, True):
+        folder = tmp_path / str(trace)
+        folder.mkdir()
+        program = program_for(WAITS, folder, regions={"flags": 64, "data": np.array([7], np.uint32)})
+        program.noc_agent("tensix", _stand_in, cluster=1)
+        options = {"coherence": coherence, **({"trace": folder / "trace.json"} if trace else {})}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result, run = run_to_end(program, **options)
+        story = run._loaded.machine.story()
+        outcomes.append((list(result.words[:3]), [(f.kind, f.message) for f in run.findings],
+                         _expand(story.steps), story.stopped))
+    (words, findings, steps, stopped), (words_p, findings_p, steps_p, stopped_p) = outcomes
+    assert (words, findings) == (words_p, findings_p)
+    if coherence == "card":
+        assert words == [100 + 7, 200 + 7, 300 + 7]
+    # (Python's story steps at every spin and stops at its budget; answered in C, the spins
+    # at one line are one step, counted, and the story goes on: the same up to that stop)
+    assert not stopped
+    assert steps[: len(steps_p)] == steps_p if stopped_p else steps == steps_p
