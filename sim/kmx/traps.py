@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
@@ -48,6 +49,8 @@ class Thread(Protocol):
     words: list[int]
     result_words: "np.ndarray"
     observers: Listeners  # (they hear of each call)
+    cores: Sequence["Core"]
+    ended: bool  # (its cores run no more)
 
     def core_exited(self, core: "Core", code: int) -> None: ...
     def invalidate(self, region_id: int, core: "Core") -> None: ...
@@ -166,6 +169,9 @@ class TrapTable:
         self.linux = Linux(thread)
         self._sources: dict[tuple[int, int], object] = {}  # (call pc, ra) -> its source line (call_source)
         self.native: hooks.CallsState | None = None  # what calls.c answers (answer_in_c)
+        self._keep: dict = {}  # (the arrays calls.c reads: answer_in_c)
+        self._owner: int | None = None  # the host thread that runs the cluster's cores (dispatch)
+        self._telling = False
 
     # -- the calls answered in C (sim/native/calls.c) ------------------------------------------
 
@@ -176,7 +182,7 @@ class TrapTable:
         hears of those it steps at (an invalidate, a flush) after they ran (tell_answered)."""
         thread = self.thread
         state = self.native = hooks.CallsState()
-        self._keep = keep = {
+        self._keep = keep = {  # (kept alive as long as calls.c may read them)
             "words": np.array(thread.words, np.uint64),
             "addresses": np.array([region.address for region in thread.regions], np.uint64),
             "regions": (ctypes.POINTER(hooks.RegionState) * max(len(thread.regions), 1))(
@@ -203,21 +209,35 @@ class TrapTable:
         if story is not None:
             story.calls = state
 
+    @staticmethod
+    def _in_c(core: "Core") -> bool:
+        """Whether CORE's call (its a7) is one calls.c may answer with a step of the story:
+        an invalidate or a flush (only their sites are kept for it)."""
+        return core.call_arguments()[0] in (Call.INVALIDATE, Call.FLUSH)
+
     def tell_answered(self) -> None:
         """Tell the observers of the calls calls.c answered since they last heard (in order,
         before whatever they hear next: sim.observe.observers)."""
         state = self.native
-        if state is None or not state.event_count:
+        if state is None or not state.event_count or self._telling:
             return
-        events = [(e.core, e.number, e.argument, e.pc, e.ra, e.times) for e in state.events[: state.event_count]]
-        state.event_count = 0
-        cores, observers = self.thread.cores, self.thread.observers
-        for core, number, argument, pc, ra, times in events:
-            call = KmxCall(self, cores[core], number, (argument, 0, 0), True, at=(pc, ra), times=times)
-            observers.call_begins(call)
-            observers.call_ends(call)
+        if threading.get_ident() != self._owner and not self.thread.ended:
+            return  # (C adds to the queue while the cores run: only their host thread reads it then)
+        self._telling = True
+        try:
+            cores, observers = self.thread.cores, self.thread.observers
+            while state.event_count:
+                events = [(e.core, e.number, e.argument, e.pc, e.ra, e.times) for e in state.events[: state.event_count]]
+                state.event_count = 0
+                for core, number, argument, pc, ra, times in events:
+                    call = KmxCall(self, cores[core], number, (argument, 0, 0), True, at=(pc, ra), times=times)
+                    observers.call_begins(call)
+                    observers.call_ends(call)
+        finally:
+            self._telling = False
 
     def dispatch(self, core: "Core") -> None:
+        self._owner = threading.get_ident()
         if self.native is not None:  # (what Python does may change a line's state: calls.c)
             self.native.generation += 1
         number, a0, a1, a2 = core.call_arguments()
@@ -252,7 +272,7 @@ class TrapTable:
             if keep:
                 self._sources[key] = source
                 state = self.native
-                if state is not None and state.site_count < hooks.CALL_SITES:
+                if state is not None and state.site_count < hooks.CALL_SITES and self._in_c(core):
                     state.sites[state.site_count] = hooks.CallSite(*key)
                     state.site_count += 1
         return source

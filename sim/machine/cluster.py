@@ -394,12 +394,12 @@ class Cluster:
 
     def invalidate(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
+        self._forget_region(region)  # (before the drop: its filled pages)
         lost = region.cache.invalidate()
         self.checker.noc_forget(region)  # (no line of it is stale now)
         self.observers.invalidated(core, region, int(lost.size))
         if lost.size:
             self.checker.dropped(region, lost, core)
-        self._forget_region(region, dropped=True)
 
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
@@ -409,13 +409,13 @@ class Cluster:
         if region.cache.overwritten.size:
             self.checker.flush_over_noc(region, region.cache.overwritten, core)
         self.observers.flushed(core, region, len(written))
-        self._forget_region(region, dropped=False)
+        self._forget_region(region)
 
-    def _forget_region(self, region: Region, dropped: bool) -> None:
-        """Every core forgets the translations of REGION's pages that an invalidate (DROPPED)
-        or a flush changed (sim/native/calls.c: the rule, which the calls answered in C
-        follow too)."""
-        hooks.library().region_forget_translations(self.traps.native, region.cache.state_address, int(dropped))
+    def _forget_region(self, region: Region) -> None:
+        """Every core forgets its translations of REGION's filled pages, before an invalidate
+        drops them or after a flush (sim/native/calls.c: the rule, which the calls answered
+        in C follow too)."""
+        hooks.library().region_forget_translations(self.traps.native, region.cache.state_address)
 
     def _forget_translations(self) -> None:
         for core in self.cores:

@@ -14,16 +14,17 @@
  * would look at lines that changed since the story last did.
  *
  * The story (sim/observe/story.py) hears every invalidate and flush. One answered here
- * is queued (Calls.events) and told to it when Python next runs, in order, before any
- * other point it hears (sim/observe/observers.py). It is answered here only when its
+ * is queued (Calls.events) and told to it at the next point the observers hear on the
+ * cores' host thread, in order, before that point (sim/observe/observers.py,
+ * sim/kmx/traps.py's tell_answered). It is answered here only when its
  * step is known without looking: no line's state changed since the story last looked
  * (Calls.generation, which the cache model raises at every such change, against
  * Calls.looked), and Python already knows the call site's source line (Calls.sites). */
 #include "hooks.h"
 
-#define ECALL 8
 enum { CALL_REGION = 2, CALL_INVALIDATE = 3, CALL_FLUSH = 4, CALL_WORD = 6, CALL_WORD_COUNT = 7,
-       CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h */
+       CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h's KMX_CALL_*
+                                                                      * (tests/kmx/test_traps.py checks) */
 #define UC_REG_A0 (UC_REG_X0 + 10)
 #define UC_REG_A1 (UC_REG_X0 + 11)
 #define UC_REG_A7 (UC_REG_X0 + 17)
@@ -64,51 +65,34 @@ void region_drop(CachedRegion *r, int forget) {
 
 #define PAGE_BY_PAGE 16 /* a region of more filled pages than this: the whole TLB is flushed */
 
-/* Every core of the cluster forgets its translations of R's pages: the FILLED of them
- * (those a fill hook gave the engine since the last drop), or every one (EVERY: where
- * lines are known one by one, a watched page is not marked filled). Each comes through
- * the fill hook again. A few pages are flushed one by one; else the whole TLB, as
- * sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps changed
- * nothing: its fill would find it as it is.) */
-static void forget_translations(Calls *c, const CachedRegion *r, int64_t filled, int every) {
-    if (every && filled > PAGE_BY_PAGE)
-        filled = PAGE_BY_PAGE + 1;
+/* After an invalidate (before its drop) or a flush of R, answered here or in Python
+ * (sim/machine/cluster.py): every core of the cluster forgets its translations of R's
+ * filled pages, so that each comes through the fill hook again. Only a filled page has a
+ * translation (the fill hook marks every page it gives the engine; only a drop clears the
+ * mark), and a flush takes away the write permission of written pages, which are filled.
+ * A few pages are flushed one by one; more, or a flush the engine refuses, the whole TLB,
+ * as sim/hart/core.py's Core.flush_tlb does. (A page of another region the TLB keeps is as
+ * it was: its fill would find it so.) The rule for Python's calls and C's alike. */
+void region_forget_translations(Calls *c, const CachedRegion *r) {
+    uint64_t pages[PAGE_BY_PAGE];
+    int64_t count = 0;
+    for (uint64_t page = 0; page < r->pages && count <= PAGE_BY_PAGE; page++)
+        if (r->filled[page]) {
+            if (count < PAGE_BY_PAGE)
+                pages[count] = r->base + page * PAGE;
+            count++;
+        }
     for (int64_t i = 0; i < c->core_count; i++) {
         Core *core = c->cores[i];
         if (!core)
             continue;
-        if (filled <= PAGE_BY_PAGE) {
-            int64_t left = filled; /* (each core's own count: every core forgets them all) */
-            for (uint64_t page = 0; page < r->pages && left; page++)
-                if (every || r->filled[page]) {
-                    core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_PAGE_WRITE, r->base + page * PAGE);
-                    left--;
-                }
-        } else {
+        int whole = count > PAGE_BY_PAGE;
+        for (int64_t k = 0; k < count && !whole; k++)
+            whole = core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_PAGE_WRITE, pages[k]) != 0;
+        if (whole)
             core->engine.ctl(core->engine.uc, UC_CTL_TLB_FLUSH_WRITE);
-        }
         core->isa.page_generation++;
     }
-}
-
-static int64_t count_filled(const CachedRegion *r) {
-    int64_t n = 0;
-    for (uint64_t page = 0; page < r->pages; page++)
-        n += r->filled[page] != 0;
-    return n;
-}
-
-/* After an invalidate (DROPPED: of every page, dropped already) or a flush of R, answered
- * here or in Python (sim/machine/cluster.py): every core of the cluster forgets the
- * translations that may no longer hold. A flush's are the filled pages (a page written
- * since clean is filled, and its write permission goes); an invalidate's, every page of
- * the region (the filled ones are no longer known), or those filled where it is asked
- * before the drop. */
-void region_forget_translations(Calls *c, const CachedRegion *r, int dropped) {
-    if (dropped || r->lines_known)
-        forget_translations(c, r, (int64_t)r->pages, 1);
-    else
-        forget_translations(c, r, count_filled(r), 0);
 }
 
 static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
@@ -122,10 +106,12 @@ static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
  * was answered here. */
 static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t id, uint64_t pc) {
     CachedRegion *r = c->regions[id];
-    if (!r || r->noc_writes || r->unpainted || r->forget_view == FORGET_IN_PYTHON || !nothing_written(r))
+    if (!r || !nothing_written(r))
         return 0;
+    if (number == CALL_INVALIDATE && (r->noc_writes || r->unpainted || r->forget_view == FORGET_IN_PYTHON))
+        return 0; /* (the checker forgets a stand-in's writes; strict mode's first drop; the view Python gives back) */
     if (number == CALL_FLUSH && r->rescued && !zeros(r->rescued, r->pages * LINES_PER_PAGE))
-        return 0;
+        return 0; /* (a flush clears the card-size cache's rescued lines: Python's) */
     uint64_t ra = 0;
     if (c->story) {
         core->engine.reg_read(uc, (int)core->engine.reg_ra, &ra);
@@ -133,8 +119,7 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
             return 0;
     }
     if (number == CALL_INVALIDATE) {
-        /* (before the drop: which were filled) */
-        forget_translations(c, r, r->lines_known ? (int64_t)r->pages : count_filled(r), (int)r->lines_known);
+        region_forget_translations(c, r); /* (before the drop: which were filled) */
         /* The view's copies need not go back for the next fills to be DRAM's, so the
          * madvise (a system call, and a fault at the next touch) is saved: where no line
          * was written since clean, a page the view holds a copy of is one a fill copies
@@ -173,6 +158,17 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
     return 1;
 }
 
+/* The call at PC was answered: the engine goes on after it (its pc is there already when
+ * it reports an ecall past it; a write of the pc ends the engine's block). */
+static int past_the_ecall(Calls *c, Core *core, void *uc, uint64_t pc) {
+    c->answered++;
+    if (!c->ecall_past) {
+        pc += 4;
+        core->isa.reg_write(uc, (int)core->engine.reg_pc, &pc);
+    }
+    return 1;
+}
+
 /* The ecall CORE is at (a kmx call's number in a7): answered here? Then a0 holds its value
  * and the engine goes on after the ecall. */
 int calls_answer(void *uc, Core *core) {
@@ -206,15 +202,9 @@ int calls_answer(void *uc, Core *core) {
     case CALL_FLUSH:
         if (a0 >= (uint64_t)c->region_count || !region_call(c, core, uc, number, a0, pc))
             return 0;
-        c->answered++;
-        pc += 4;
-        core->isa.reg_write(uc, (int)core->engine.reg_pc, &pc);
-        return 1;
+        return past_the_ecall(c, core, uc, pc);
     default: return 0;
     }
     core->isa.reg_write(uc, UC_REG_A0, &value);
-    c->answered++;
-    pc += 4;
-    core->isa.reg_write(uc, (int)core->engine.reg_pc, &pc);
-    return 1;
+    return past_the_ecall(c, core, uc, pc);
 }

@@ -387,7 +387,7 @@ typedef struct Calls {
 } Calls;
 int calls_answer(void *uc, Core *core);
 void region_drop(CachedRegion *r, int forget);
-void region_forget_translations(Calls *c, const CachedRegion *r, int dropped);
+void region_forget_translations(Calls *c, const CachedRegion *r);
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);
 void profile_enter(Core *core, uint64_t address);

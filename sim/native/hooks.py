@@ -554,7 +554,7 @@ def library() -> ctypes.CDLL:
             loaded.reservations_stored.restype = None
             loaded.region_drop.argtypes = [ctypes.c_void_p, ctypes.c_int]
             loaded.region_drop.restype = None
-            loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p, ctypes.c_int]
+            loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p]
             loaded.region_forget_translations.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,
                                             CallsState)):

@@ -118,6 +118,16 @@ class Story(Observer):
         self.steps.append(step)
         return step
 
+    def _unchanged(self) -> bool:
+        """No region's lines changed since the story last looked (a look that uses none of
+        its budget: the step it would make is the last one again)."""
+        for n, region in enumerate(self._cluster.regions):
+            if _runs(self._now[n], self._states(region)) is not None:
+                return False
+        if self.calls is not None:
+            self.calls.looked = self.calls.generation
+        return True
+
     def records(self) -> list[StoryStep]:
         """The steps, as komorebi's story reads them (komorebi._records)."""
         number = self._cluster.number
@@ -173,8 +183,9 @@ class Story(Observer):
         """CORE's kmx call NAME(ARGUMENT) at SOURCE ended (or faulted): its step, when it is
         one that steps, then those of the findings it made. ANSWERED in C (sim/native/
         calls.c): no line changed since the story last looked, and it ran TIMES times in a
-        row; the same call as the last step, nothing between, is that step again, counted
-        (a thread that spins on kmx_invalidate does not use up the story's steps)."""
+        row. The same call as the last step, nothing between and no line changed, is that
+        step again, counted, whether C or Python answered it (a thread that spins on
+        kmx_invalidate does not use up the story's steps)."""
         held, self._held = self._held, None
         if name in STEPPING_CALLS and source is not None and self._cluster.explainer.in_runtime(source):
             # (no frame of the user's: the C library's start, whose barrier every core passes
@@ -186,14 +197,16 @@ class Story(Observer):
         elif name in STEPPING_CALLS:
             same = (core.number, name, argument, source)
             last = self._call_last
-            if answered and last is not None and last[0] == same and self.steps and self.steps[-1] is last[1]:
+            again = (last is not None and last[0] == same and self.steps and self.steps[-1] is last[1]
+                     and not self.stopped)
+            if again and (answered or self._unchanged()):  # (the rule is the same whoever answered)
                 last[2] += times
-                last[1].detail = f"{last[2]:,} times in a row"
+                last[1].detail = f"{last[2]} times in a row"
             else:
                 step = self.step(core, f"{name}({argument})", source, known=answered)
                 self._call_last = [same, step, times] if step is not None else None
                 if step is not None and times > 1:
-                    step.detail = f"{times:,} times in a row"
+                    step.detail = f"{times} times in a row"
         for finding in held or ():
             self.finding(finding)
 
