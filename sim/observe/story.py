@@ -90,11 +90,12 @@ class Story(Observer):
         return region.cache.line_states()[first:last]
 
     def step(self, core: "Core | None", what: "str | Callable[[], str]", source, detail: str = "",
-             look: bool = True, known: bool = False) -> Step | None:
+             look: bool = True, known: bool = False, states: list | None = None) -> Step | None:
         """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now
         (LOOK False: the step changed no line's state, and they are not looked at; KNOWN:
         it is known that none changed since the story last looked, a call answered in C,
-        and the look is counted as made). Returns it (None: the story has stopped)."""
+        and the look is counted as made; STATES: the look made already, each region's lines'
+        states). Returns it (None: the story has stopped)."""
         if self.stopped:
             return None
         lines = sum(states.size for states in self._now) if look else 0
@@ -108,22 +109,23 @@ class Story(Observer):
         step = Step(core.number if core is not None else -1, what, source.file if source else None,
                     source.line if source else None, detail=detail)
         for n, region in enumerate(self._cluster.regions if look and not known else ()):
-            states = self._states(region)
-            runs = _runs(self._now[n], states)
+            now = states[n] if states is not None else self._states(region)
+            runs = _runs(self._now[n], now)
             if runs is not None:
                 step.changes[n] = runs
-                self._now[n] = states
+                self._now[n] = now
         if look and not known and self.calls is not None:
             self.calls.looked = self.calls.generation
         self.steps.append(step)
         return step
 
-    def _unchanged(self) -> bool:
-        """No region's lines changed since the story last looked (a look that uses none of
-        its budget: the step it would make is the last one again)."""
-        for n, region in enumerate(self._cluster.regions):
-            if _runs(self._now[n], self._states(region)) is not None:
-                return False
+    def _unchanged(self) -> "bool | list":
+        """True when no region's lines changed since the story last looked (a look that uses
+        none of its budget: the step it would make is the last one again); else the lines'
+        states now, for the step to use rather than look again."""
+        states = [self._states(region) for region in self._cluster.regions]
+        if any(_runs(now, new) is not None for now, new in zip(self._now, states)):
+            return states
         if self.calls is not None:
             self.calls.looked = self.calls.generation
         return True
@@ -199,11 +201,13 @@ class Story(Observer):
             last = self._call_last
             again = (last is not None and last[0] == same and self.steps and self.steps[-1] is last[1]
                      and not self.stopped)
-            if again and (answered or self._unchanged()):  # (the rule is the same whoever answered)
+            looked = True if answered or not again else self._unchanged()
+            if again and looked is True:  # (the rule is the same whoever answered)
                 last[2] += times
                 last[1].detail = f"{last[2]} times in a row"
             else:
-                step = self.step(core, f"{name}({argument})", source, known=answered)
+                step = self.step(core, f"{name}({argument})", source, known=answered,
+                                 states=None if looked is True else looked)
                 self._call_last = [same, step, times] if step is not None else None
                 if step is not None and times > 1:
                     step.detail = f"{times} times in a row"
