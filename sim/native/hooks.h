@@ -1,6 +1,7 @@
 /* hooks.h: what the native hooks share (the C files of sim/native). They run on the
- * simulator's fast path, in C, so that no Python runs there: sim/native/hooks.py builds them for the host
- * with zig cc into one library and registers them with the engine (sim/hart/engine.py).
+ * simulator's fast path, in C, so that no Python runs there: sim/native/hooks.py builds
+ * them for the host with zig cc into one library and registers them with the engine
+ * (sim/hart/engine.py).
  *
  *   fill.c    the engine's TLB-fill hook: the cache model's slow path, and the TLB's growth
  *   turns.c   the block hook: the cycle model, and turns of an exact length
