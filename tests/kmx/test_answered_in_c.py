@@ -96,7 +96,9 @@ def _run(tmp_path, *, trace: bool, **options):
 def test_answered_in_c_as_python_answers(tmp_path, options):
     result, run, story, answered = _run(tmp_path / "c", trace=False, **options)
     reference, reference_run, reference_story, none = _run(tmp_path / "python", trace=True, **options)
-    assert answered > 100 and none == 0  # (the trace hears every call: Python answers them)
+    # (at least the 50 flushes of a region nothing was written to; the invalidates too where the
+    # host's memory lets C give the view back; with a trace every call is Python's)
+    assert answered >= 50 and none == 0
     assert list(result.words[:10]) == list(reference.words[:10])
     assert list(result.words[:7]) == [7, 2, 1, 1024, 0, 0x4000, 1]
     assert [(f.kind, f.message) for f in run.findings] == [(f.kind, f.message) for f in reference_run.findings]
