@@ -154,10 +154,6 @@ class Tile:
         """The line the last access evicted from the L3, or None."""
         return self.state.evicted - 1 if self.state.evicted else None
 
-    def remove(self, first: int, end: int) -> None:
-        """Lines [FIRST, END) leave every level."""
-        hooks.library().tile_remove_range(self.address, first, end)
-
 
 class Holding(Enum):
     """How the cache holds a region (see the module's docstring), chosen once, when the
@@ -631,9 +627,7 @@ class CachedRegion:
         lost = np.concatenate(lost) if lost else _NO_LINES
         self._mark(lost, DROPPED)
         self._drop()
-        if self.tile is not None:  # every line leaves every level
-            self.tile.remove(self.base // LINE, self.base // LINE + self.pages * LINES_PER_PAGE)
-        self.state.invalidated = 1
+        hooks.library().region_invalidated(self.state_address)  # (every level of the tile too: calls.c)
         return lost
 
     def _drop(self) -> None:

@@ -125,7 +125,8 @@ class KmxCall:
     def source(self):
         """The user's source line of the call (a SourceLine or None): a kmx call's is kept
         by its call site; a system call's ecall is the C library's, whoever called it."""
-        return self._traps.call_source(self.core, keep=self.known, at=self.at)
+        return self._traps.call_source(self.core, keep=self.known, at=self.at,
+                                       in_c=self.known and self.number in (Call.INVALIDATE, Call.FLUSH))
 
     def details(self) -> dict:
         """What the call is about, for the trace: its region's name, a result's index
@@ -209,12 +210,6 @@ class TrapTable:
         if story is not None:
             story.calls = state
 
-    @staticmethod
-    def _in_c(core: "Core") -> bool:
-        """Whether CORE's call (its a7) is one calls.c may answer with a step of the story:
-        an invalidate or a flush (only their sites are kept for it)."""
-        return core.call_arguments()[0] in (Call.INVALIDATE, Call.FLUSH)
-
     def tell_answered(self) -> None:
         """Tell the observers of the calls calls.c answered since they last heard (in order,
         before whatever they hear next: sim.observe.observers)."""
@@ -259,11 +254,13 @@ class TrapTable:
         if value is not None:
             core.set_return(value)
 
-    def call_source(self, core: "Core", keep: bool = True, at: tuple[int, int] | None = None):
+    def call_source(self, core: "Core", keep: bool = True, at: tuple[int, int] | None = None,
+                    in_c: bool = False):
         """The user's source line of CORE's call (the first frame outside the runtime), AT
         (pc, ra; None: where the core is now). A kmx call's is KEPT by the call's pc and
         return address (its wrapper in kmx.h is a leaf, called from the user's line): a
-        frame walk a call site. calls.c is told the sites kept."""
+        frame walk a call site. calls.c is told the sites kept of the calls it may answer
+        with a step of the story (IN_C: an invalidate or a flush)."""
         key = at or (core.call_pc(), core.engine.read("ra"))
         source = self._sources.get(key, _UNKNOWN) if keep else _UNKNOWN
         if source is _UNKNOWN:
@@ -272,7 +269,7 @@ class TrapTable:
             if keep:
                 self._sources[key] = source
                 state = self.native
-                if state is not None and state.site_count < hooks.CALL_SITES and self._in_c(core):
+                if state is not None and state.site_count < hooks.CALL_SITES and in_c:
                     state.sites[state.site_count] = hooks.CallSite(*key)
                     state.site_count += 1
         return source

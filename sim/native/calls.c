@@ -24,7 +24,7 @@
 
 enum { CALL_REGION = 2, CALL_INVALIDATE = 3, CALL_FLUSH = 4, CALL_WORD = 6, CALL_WORD_COUNT = 7,
        CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h's KMX_CALL_*
-                                                                      * (tests/kmx/test_traps.py checks) */
+                                                                      * (tests/kmx/test_answered_in_c.py checks) */
 #define UC_REG_A0 (UC_REG_X0 + 10)
 #define UC_REG_A1 (UC_REG_X0 + 11)
 #define UC_REG_A7 (UC_REG_X0 + 17)
@@ -61,6 +61,14 @@ void region_drop(CachedRegion *r, int forget) {
     r->unpainted = 0;
     if (forget && r->forget_view == FORGET_HERE)
         madvise(r->view, r->pages * PAGE, MADV_DONTNEED);
+}
+
+/* After an invalidate's drop of R (CachedRegion.invalidate calls it too): every line has
+ * left every level of the card-size cache, and the region has been invalidated. */
+void region_invalidated(CachedRegion *r) {
+    if (r->tile)
+        tile_remove_range(r->tile, r->base / LINE, r->base / LINE + r->pages * LINES_PER_PAGE);
+    r->invalidated = 1;
 }
 
 #define PAGE_BY_PAGE 16 /* a region of more filled pages than this: the whole TLB is flushed */
@@ -136,9 +144,7 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
                 if (r->uc_stale[line])
                     __builtin_memcpy(r->view + line * LINE, r->dram + line * LINE, LINE);
         region_drop(r, forget);
-        if (r->tile)
-            tile_remove_range(r->tile, r->base / LINE, r->base / LINE + r->pages * LINES_PER_PAGE);
-        r->invalidated = 1;
+        region_invalidated(r);
     } /* (a flush of no written line changes no page: each translation stays as it was) */
     if (c->story) { /* (the same call again, nothing between: one event, counted) */
         CallEvent *e = c->event_count ? &c->events[c->event_count - 1] : 0;

@@ -388,6 +388,7 @@ typedef struct Calls {
 } Calls;
 int calls_answer(void *uc, Core *core);
 void region_drop(CachedRegion *r, int forget);
+void region_invalidated(CachedRegion *r);
 void region_forget_translations(Calls *c, const CachedRegion *r);
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count);

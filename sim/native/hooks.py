@@ -533,8 +533,6 @@ def library() -> ctypes.CDLL:
             loaded.dirty_lines.restype = ctypes.c_int64
             loaded.tile_access.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int]
             loaded.tile_access.restype = ctypes.c_int
-            loaded.tile_remove_range.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
-            loaded.tile_remove_range.restype = None
             loaded.group_choose.argtypes = [ctypes.POINTER(GroupState), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
             loaded.group_choose.restype = ctypes.c_int64
             loaded.group_run.argtypes = [ctypes.POINTER(GroupState)]
@@ -560,6 +558,8 @@ def library() -> ctypes.CDLL:
             loaded.reservations_stored.restype = None
             loaded.region_drop.argtypes = [ctypes.c_void_p, ctypes.c_int]
             loaded.region_drop.restype = None
+            loaded.region_invalidated.argtypes = [ctypes.c_void_p]
+            loaded.region_invalidated.restype = None
             loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p]
             loaded.region_forget_translations.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
-from tests.isa.test_softfloat import NV, NX, RDN, RMM, RNE, RTZ, RUP, Fmt, expected
+from tests.isa.test_softfloat import NV, NX, RDN, RMM, RNE, RTZ, RUP, Fmt, converted, expected
 from tests.threads import program_for, run_to_end
 
 WIDEN, NARROW, CLIP, CLIPU = range(4)
@@ -92,14 +92,7 @@ def f32(x: float) -> int:
 
 def narrow(a: int, rm: int) -> tuple[int, int]:
     """binary32 A to bfloat16, rounded by RM: (bits, flags)."""
-    v = F32.value(a)
-    if v is None:
-        return BF16.nan, NV if F32.is_snan(a) else 0
-    if isinstance(v, float):
-        return BF16.inf | (BF16.sign if v < 0 else 0), 0
-    if v == 0:
-        return BF16.sign if a & F32.sign else 0, 0
-    return BF16.round(v, rm)
+    return converted(F32, BF16, a, rm)
 
 
 def widen(a: int) -> tuple[int, int]:
