@@ -36,9 +36,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 import numpy as np
 
 from ..._records import Category, Finding, named_cores  # (km.Finding: the checker's findings are the API's, as they are)
-from ..layout import CORES_PER_CLUSTER, LINE, PAGE, UNCACHED_OFFSET
-from ..native import hooks
-from . import registers
+from ..layout import CORES_PER_CLUSTER, LINE, PAGE
+from .events import CacheEvent, Kind
 from .model import CachedRegion
 
 if TYPE_CHECKING:
@@ -113,6 +112,10 @@ class Sources(Protocol):
 
     def users_line(self, pc: int, ra: int | None = None) -> "SourceLine | None": ...
 
+    def frames_of(self, pc: int, returns: tuple[int, ...]) -> list: ...
+
+    def user_frame(self, frames: list): ...
+
 
 class Core(Protocol):
     """A core as the checker needs it (sim.hart.core.Core is one)."""
@@ -123,20 +126,17 @@ class Core(Protocol):
 
     def call_pc(self) -> int: ...
 
-    def access_pc(self, address: int, size: int, store: bool | None) -> int: ...
-
 
 class Checker:
     """The findings of the thread on cluster NUMBER, in COHERENCE mode. EXPLAINER names
-    source lines; RUNNING() is the core whose turn it is (a stale read is its)."""
+    source lines. It hears what the cache model saw an access at a time as events
+    (sim.cache.events: heard), and the thread's calls and the stand-ins' from the cluster."""
 
-    def __init__(
-        self, number: int, coherence: str, explainer: Sources, running: Callable[[], "Core | None"]
-    ) -> None:
+    def __init__(self, number: int, coherence: str, explainer: Sources) -> None:
         self.number = number
         self.coherence = coherence
         self._explainer = explainer
-        self._running = running
+        self._watched: dict[int, "Region"] = {}  # by region ID: those whose events it hears
         self.on_finding: Callable[[Finding], None] | None = None  # told of each new finding (sim.observe.timeline)
         self._found: dict[tuple[int, str], Finding] = {}
         # (region ID, page, cached alias?): the core and source line of the page's first
@@ -167,10 +167,9 @@ class Checker:
         return sorted(self._found.values(), key=lambda f: f.region_id)  # then in the order found
 
     def watch(self, region: "Region") -> None:
-        """Hear of REGION's stale reads (from the fill hook, which also keeps the pc, the
-        return address and the core of each page's first write: sim.cache.model)."""
-        region.cache.on_stale_read = lambda page: self._stale_read(region, page)
-        region.cache.on_line_event = lambda kind, offset, size: self._line_event(region, kind, offset, size)
+        """Hear REGION's events (the cache model's, sim.cache.events; its fill hook also
+        keeps the pc, the return address and the core of each page's first write)."""
+        self._watched[region.id] = region
 
     # -- where a core is -------------------------------------------------------------------
 
@@ -181,19 +180,49 @@ class Checker:
         frame = core.users_frame(pc)
         return core.number, frame.source if frame is not None else None
 
+    def _site(self, event: CacheEvent):
+        """(core number, source line) of EVENT's access, by the frames kept with it (None,
+        None: Python's own access, or a stand-in's)."""
+        if event.core is None:
+            return None, None
+        frame = self._explainer.user_frame(self._explainer.frames_of(event.pc, event.returns))
+        return event.core, frame.source if frame is not None else None
+
     # -- events -------------------------------------------------------------------------------
 
-    def _stale_read(self, region: "Region", page: int) -> None:
+    def heard(self, event: CacheEvent) -> None:
+        """What the cache model saw, an access at a time (sim/native/events.c), in order."""
+        region = self._watched.get(event.region)
+        if region is None:
+            return
+        site, kind, offset = self._site(event), event.kind, event.offset
+        if kind == Kind.READ_BEFORE_INVALIDATE:
+            self._stale_read(region, offset // PAGE, site)
+        elif kind == Kind.STALE_READ:
+            self._stale_bytes_read(region, offset, event.size, event.under, site)
+        elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
+            self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = site
+        elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
+            self._mixed(region, offset, kind == Kind.MIXED_CACHED, site)
+        elif kind == Kind.RESCUED and region.id not in self._rescued_at:
+            self._rescued_at[region.id] = site
+        elif kind == Kind.STALE_FLUSH and event.core is not None:
+            stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
+            self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site)
+
+    def _stale_read(self, region: "Region", page: int, site) -> None:
         """A core read PAGE before any invalidate (fill.c; each core's first read of each
-        page). The finding is the first core's, at its line; the bytes each core read are
-        known line by line (read_cores) and named when the findings are read (settle)."""
+        page), at SITE. The finding is the first core's, at its line; the bytes each core
+        read are known line by line (read_cores) and named when the findings are read
+        (settle)."""
         start, end = self._clip(region, page * PAGE, (page + 1) * PAGE)
         if start >= end:
             return
         key = (region.id, READ_BEFORE_INVALIDATE)
         if key in self._found:
             return
-        core, source = self._here(self._running())
+        core, source = site
+        core = 0 if core is None else core
         where = _at(source)
         self._regions[region.id] = region
         self._record(
@@ -257,33 +286,6 @@ class Checker:
         if self.on_change is not None:
             self.on_change(settled)
 
-    def _line_event(self, region: "Region", kind: int, offset: int, size: int) -> None:
-        """sim/native/watch.c saw a stale read of [OFFSET, OFFSET + SIZE) of REGION's span,
-        or a line flush that wrote the stale line at OFFSET back."""
-        core = self._running()
-        if kind == hooks.EVENT_STALE_READ:
-            self._stale_bytes_read(region, offset, size, core)
-        elif kind in (hooks.EVENT_FIRST_CACHED, hooks.EVENT_FIRST_UNCACHED):
-            cached = kind == hooks.EVENT_FIRST_CACHED
-            self._first_touch[(region.id, offset // PAGE, cached)] = self._touch_here(region, offset, cached, core)
-        elif kind in (hooks.EVENT_MIXED_CACHED, hooks.EVENT_MIXED_UNCACHED):
-            self._mixed(region, offset, kind == hooks.EVENT_MIXED_CACHED, core)
-        elif kind == hooks.EVENT_RESCUED and region.id not in self._rescued_at:
-            tile = region.cache.tile
-            pc = core.access_pc(tile.state.accessed, 1, None) if core is not None else None
-            self._rescued_at[region.id] = self._here(core, pc)
-        elif kind == hooks.EVENT_STALE_FLUSH and core is not None:
-            stale = np.array([offset, offset + size - 1])  # (the first and the last stale byte)
-            self.stale_flush(region, stale, core, core.access_pc(registers.CCACHE0, 8, True),
-                             how="a line flush (CCACHE0_FLUSH64)")
-
-    def _touch_here(self, region: "Region", offset: int, cached: bool, core: "Core | None"):
-        """(core, source line) of CORE's access now to the line at OFFSET of REGION's span,
-        through the CACHED alias or the uncached one."""
-        base = region.address - region.offset + offset - (0 if cached else UNCACHED_OFFSET)
-        pc = core.access_pc(base, LINE, store=None) if core is not None else None
-        return self._here(core, pc)
-
     def _before(self, region: "Region", page: int, cached: bool):
         """(core, source line) of the first touch of PAGE through the CACHED alias (or the
         uncached one); for a cached touch from before the region was watched (the thread's
@@ -298,17 +300,18 @@ class Checker:
             return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
         return None, None
 
-    def _mixed(self, region: "Region", offset: int, now_cached: bool, core: "Core | None") -> None:
-        """The line at OFFSET of REGION's span was touched through both aliases; NOW_CACHED:
-        the cached one is this access's."""
+    def _mixed(self, region: "Region", offset: int, now_cached: bool, site) -> None:
+        """The line at OFFSET of REGION's span was touched through both aliases, at SITE;
+        NOW_CACHED: the cached one is this access's."""
         start, end = self._clip(region, offset, offset + LINE)
         if start >= end:
             return
         key = (region.id, MIXED_ALIAS)
         if key in self._found:
-            self._extend(key, start, end, core.number if core is not None else None)
+            self._extend(key, start, end, site[0])
             return
-        number, source = self._touch_here(region, offset, now_cached, core)
+        number, source = site
+        number = 0 if number is None else number
         _, other = self._before(region, offset // PAGE, not now_cached)
         this_way, that_way = ("cached", "uncached") if now_cached else ("uncached", "cached")
         where = _at(source)
@@ -409,20 +412,20 @@ class Checker:
             agent=(agent, file, line),
         )
 
-    def _stale_bytes_read(self, region: "Region", offset: int, size: int, core: "Core | None") -> None:
-        """CORE read a stale line of REGION whose stale bytes are [OFFSET, OFFSET + SIZE) of the span."""
+    def _stale_bytes_read(self, region: "Region", offset: int, size: int, uncached: bool, site) -> None:
+        """A read at SITE of a stale line of REGION whose stale bytes are [OFFSET, OFFSET +
+        SIZE) of the span; UNCACHED: bytes DRAM changed under the cached line."""
         start, end = self._clip(region, offset, offset + size)
         if start >= end:
             return
         key = (region.id, STALE_READ)
         self._regions[region.id] = region  # (settle looks for a read made again)
         if key in self._found:
-            self._extend(key, start, end, core.number if core is not None else None)
+            self._extend(key, start, end, site[0])
             return
-        pc = core.access_pc(region.address - region.offset + offset, size, False) if core is not None else None
-        number, source = self._here(core, pc)
+        number, source = site
+        number = 0 if number is None else number
         where = _at(source)
-        uncached = bool(region.cache.uc_stale_at(offset))
         writer = self._noc_writer(region, offset) if uncached else None
         if writer is not None:
             self._noc_stale_read(key, region, start, end, number, source, writer)
@@ -571,20 +574,20 @@ class Checker:
             ),
         )
 
-    def stale_flush(self, region: "Region", stale: np.ndarray, core: "Core", pc: int | None = None,
-                    how: str | None = None) -> None:
-        """CORE's kmx_flush (HOW: another flush, at PC) wrote back STALE bytes (span byte
-        offsets) the thread never wrote."""
+    def stale_flush(self, region: "Region", stale: np.ndarray, core: "Core | None" = None,
+                    how: str | None = None, site=None) -> None:
+        """CORE's kmx_flush (HOW: another flush, at SITE: its core and source line) wrote
+        back STALE bytes (span byte offsets) the thread never wrote."""
         if stale.size == 0:
             return
         start, end = self._clip(region, int(stale.min()), int(stale.max()) + 1)
         if start >= end:
             return
         key = (region.id, FLUSH_WROTE_STALE_BYTES)
+        number, source = site if site is not None else self._here(core, core.call_pc())
         if key in self._found:
-            self._extend(key, start, end, core.number)
+            self._extend(key, start, end, number)
             return
-        number, source = self._here(core, core.call_pc() if pc is None else pc)
         where = _at(source)
         flush = how or f"kmx_flush({region.id})"
         self._record(

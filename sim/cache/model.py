@@ -91,36 +91,18 @@ IN_DRAM, CLEAN_COPY, LOADED = range(3)
 UNTOUCHED, FRESH, FLUSHED, READ_STALE, FLUSHED_STALE, DROPPED, UNFLUSHED = (int(state) for state in LineState)
 
 
-def _stale_read(region: "weakref.ref[CachedRegion]") -> Callable[[int, int], None]:
-    """fill.c's call when a core reads Python's data before any invalidate. An error
-    cannot cross the engine: it is kept for sim.hart.core to raise after the run."""
+def _uncached(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int, int], None]:
+    """watch.c's call at the thread's first access to the region through the uncached
+    alias: its lines are known one by one from then on (know_lines). An error cannot cross
+    the engine: it is kept for sim.hart.core to raise after the run. (What the model saw
+    that Python words is queued instead: sim/cache/events.py.)"""
 
-    def called(_token: int, page: int) -> None:
-        cache = region()
-        if cache is not None and cache.on_stale_read is not None:
-            try:
-                cache.on_stale_read(page)
-            except BaseException as error:  # noqa: BLE001 - raised after the run
-                cache.hook_error = cache.hook_error or error
-                if cache.on_hook_error is not None:
-                    cache.on_hook_error()
-
-    return called
-
-
-def _line_event(region: "weakref.ref[CachedRegion]") -> Callable[[int, int, int, int], None]:
-    """watch.c's call at a stale read, or a line flush that wrote stale bytes back (raised
-    after the run, as _stale_read's)."""
-
-    def called(_token: int, kind: int, offset: int, size: int) -> None:
+    def called(_token: int, _kind: int, _offset: int, _size: int) -> None:
         cache = region()
         if cache is None:
             return
         try:
-            if kind == hooks.EVENT_UNCACHED:
-                cache.know_lines()
-            elif cache.on_line_event is not None:
-                cache.on_line_event(kind, offset, size)
+            cache.know_lines()
         except BaseException as error:  # noqa: BLE001 - raised after the run
             cache.hook_error = cache.hook_error or error
             if cache.on_hook_error is not None:
@@ -236,9 +218,6 @@ class CachedRegion:
         self._fresh: np.ndarray | None = None
         self._stale_lines: np.ndarray | None = None
         self._told: np.ndarray | None = None
-        self.on_stale_read: Callable[[int], None] | None = None  # set by the checker
-        # the checker's: a stale read of (offset, size), or a line flush that wrote stale bytes
-        self.on_line_event: Callable[[int, int, int], None] | None = None
         # Lines known one by one (know_lines): per page, the lines in the cache, those written
         # since clean, and those touched through each alias; per line, the bytes DRAM changed
         # under (and, direct, DRAM's bytes there); per page, copy-on-write: its clean bytes
@@ -247,10 +226,9 @@ class CachedRegion:
         self.tile: Tile | None = None  # the card-size cache (use_tile)
         self.rescued: np.ndarray | None = None
         self._cached_lines = self._dirty_mask = self._uc_stale = self._side_mask = self._side = self._own_clean = None
-        self.hook_error: BaseException | None = None  # raised in on_stale_read, for sim.hart.core
+        self.hook_error: BaseException | None = None  # raised in on_uncached, for sim.hart.core
         self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.machine.cluster: the turn goes to Python)
-        self._on_stale_read = hooks.PAGE_EVENT(_stale_read(weakref.ref(self)))
-        self._on_line_event = hooks.LINE_EVENT(_line_event(weakref.ref(self)))
+        self._on_uncached = hooks.LINE_EVENT(_uncached(weakref.ref(self)))
         self.state = hooks.RegionState(
             view=hooks.pointer(view),
             dram=hooks.pointer(dram),
@@ -266,10 +244,9 @@ class CachedRegion:
             write_core=hooks.pointer(self.write_core, ctypes.c_int8),
             read_pc=hooks.pointer(self.read_pc, ctypes.c_uint64),
             read_ra=hooks.pointer(self.read_ra, ctypes.c_uint64),
-            on_stale_read=self._on_stale_read,
             dropped=hooks.pointer(self.dropped, ctypes.c_uint64),
             line_events=hooks.pointer(self.line_events),
-            on_line_event=self._on_line_event,
+            on_uncached=self._on_uncached,
             read_cores=hooks.pointer(self.read_cores),
         )
         self.base = self.state.base = base
@@ -459,7 +436,13 @@ class CachedRegion:
         if not (0 <= offset < self.pages * PAGE and offset + size <= self.pages * PAGE):
             raise IndexError(f"bytes {offset} to {offset + size} of a span of {self.pages * PAGE}")
         native, engine = (None, None) if core is None else core.native_arguments()
-        return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), native, engine))
+        if native is None:
+            return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), None, None))
+        core.native.site_pc = core.call_pc()  # (what the model sees is the call's: sim/native/events.c)
+        try:
+            return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), native, engine))
+        finally:
+            core.native.site_pc = 0
 
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])

@@ -689,11 +689,6 @@ class Core:
 
     # -- faults (their words: sim.hart.diagnosis) ------------------------------------------
 
-    def access_pc(self, address: int, size: int, store: bool | None, start: int | None = None) -> int:
-        """The pc of the access to ADDRESS the core is doing now, from inside a device
-        callback (sim.hart.diagnosis.Diagnosis.access_pc)."""
-        return self.diagnosis.access_pc(address, size, store, start)
-
     def fault(self, pc: int, cause: str, came_from: int | None = None,
               category: Category = Category.MISTAKE) -> CoreFault:
         """A CoreFault at PC in CATEGORY (the thread's mistake unless said), with its source

@@ -114,6 +114,17 @@ class Explainer:
             frames.append(self._frame(call_site(ra)))
         return frames
 
+    def frames_of(self, pc: int, returns: "tuple[int, ...]") -> list[Frame]:
+        """PC's frame, then its callers', whose return addresses (the frame-pointer chain's,
+        read as `frames` reads it) are RETURNS: a frame kept when its memory may have
+        changed since (sim/native/events.c)."""
+        frames = [self._frame(self.unstubbed(pc))]
+        for ra in returns[:BACKTRACE_DEPTH]:
+            if ra == 0 or not self.in_code(call_site(ra)):
+                break
+            frames.append(self._frame(call_site(ra)))
+        return frames
+
     def _frame(self, pc: int) -> Frame:
         source = self.source_line(pc)
         if source is not None or not self.in_code(pc):

@@ -230,6 +230,8 @@ class Card:
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         agents = [agent for cluster in clusters for agent in cluster.agents]
         loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents) if native else None
+        for cluster in clusters:  # (the cache model's events are heard on this thread: sim/cache/events.py)
+            cluster.cache_events.host = threading.get_ident()
         while live and not self._stopping.is_set():
             # (a cluster whose thread ended, returned or faulted, offers its stand-ins alone)
             ready = [p for cluster in live for p in (cluster.agents_ready() if cluster.ended else cluster.runnable())]
@@ -256,6 +258,8 @@ class Card:
             else:
                 participant, count = schedule.next_turn(ready, agents_live)
                 before, error = (0 if is_agent(participant) else participant.cycles), None
+            for cluster in live:  # (what the cache model saw in those turns, before anything else)
+                cluster.cache_events.deliver()
             cluster = by_number[participant.context.cluster]
             if is_agent(participant):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
                 participant.step(cluster.agent_call)

@@ -17,6 +17,7 @@ import numpy as np
 from ... import kmx_runtime
 from ..._records import AgentStopped, Handed, RegionPicture
 from ..cache.checker import UNFLUSHED_WRITE, Checker
+from ..cache.events import CacheEvents
 from ..cache.model import CARD_SIZE, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from ..hart.explain import Explainer
 from ..hart.core import BLOCKED, EXITED, READY, Core, HartContext
@@ -214,9 +215,13 @@ class Cluster:
             self.regions.append(Region(name, index, span, offset, size, storage))
             cursor += span_size + GUARD_BYTES
         self.explainer = Explainer(image, self.image_base, self.memory, stacks, self.regions, RUNTIME)
-        self.checker = Checker(number, coherence, self.explainer, lambda: self.running)
+        self.checker = Checker(number, coherence, self.explainer)
+        # What the cache model sees an access at a time, as events (sim/cache/events.py)
+        self.cache_events = CacheEvents()
+        self.cache_events.listeners.append(self.checker)
         for region in self.regions:
             self.checker.watch(region)
+            self.cache_events.attach(region.id, region.cache)
         self.core_count = cores
         # The cores, for lr/sc, where another core (or a Tensix stand-in, add_agent) may store
         # between a core's lr and its sc (sim/native/reserve.c)
@@ -253,7 +258,7 @@ class Cluster:
         # listener besides the story hears every call; the story hears of them after.
         others = self.observers.hearing("call_begins", "call_ends", "invalidated", "flushed") - {self.story}
         self.traps.answer_in_c(self.cores, self.cores[0].ecall_past, bool(others), self.story)
-        self.observers.catch_up = self.traps.tell_answered
+        self.observers.catch_up = self.catch_up
         self.agents: list[Agent] = []  # the Tensix stand-ins (sim.noc.agent), in the program's order
         # (region ID, stand-in, "read" or "write"): [calls, first byte, end, file, line of the last]
         self._noc_tally: dict[tuple[int, str, str], list] = {}
@@ -305,7 +310,7 @@ class Cluster:
             return out
         if call.what == "write":
             data = np.frombuffer(call.data, np.uint8)
-            hooks.library().dram_store(state, at, call.size, data.ctypes.data, 0)
+            hooks.library().dram_store(state, at, call.size, data.ctypes.data, None)
             hooks.library().reservations_stored(self.reservations, -1, region.span.base + at, call.size)
             self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
             self._tally(region, agent, call)
@@ -493,9 +498,16 @@ class Cluster:
         if self.coherence == "card":
             self.cache.hand_back()
 
+    def catch_up(self) -> None:
+        """Tell the listeners what C raised since they last heard: the cache model's events,
+        then the calls answered in C (each queue in its order; no listener hears both)."""
+        self.cache_events.deliver()
+        self.traps.tell_answered()
+
     def end(self) -> None:
         if self.ended:
             return
+        self.cache_events.deliver(anywhere=True)  # (no core runs again)
         self.ended = True
         self.console.finish()
         for region in self.regions:
@@ -523,6 +535,7 @@ class Cluster:
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the
         findings and each line's story stay for reading. Idempotent."""
+        self.cache_events.close()
         if self.checker is not None:
             self.checker.settle()  # (the findings' bytes, for the trace and the story)
         self.observers.released(self)  # (the profile counts up before the memory goes)
@@ -534,7 +547,8 @@ class Cluster:
             span.release()
         for region in self.cache.regions:
             region.release()
-            region.on_stale_read = region.on_line_event = region.on_hook_error = None  # (cycles through the checker and the cluster)
+            region.on_hook_error = None  # (a cycle through the cluster)
+            region.state.events = None  # (the queue's memory is freed)
         for region in self.regions:
             region.storage.release()
 

@@ -21,14 +21,24 @@ enum {
     ROW_COUNT
 };
 
+/* scalar.def's ACCESS, as Row.access holds it: the size in bytes, and what the access
+ * does (hart.h's ACCESS_LOADS, ACCESS_STORES) */
+#define LOAD_S(n) (ACCESS_LOADS | (n))
+#define LOAD_U(n) (ACCESS_LOADS | (n))
+#define LOAD(n) (ACCESS_LOADS | (n))
+#define STORE(n) (ACCESS_STORES | (n))
+#define AMO(n) (ACCESS_LOADS | ACCESS_STORES | (n))
+#define NONE 0
+
 typedef struct {
     uint32_t mask, match;
     uint16_t op;
     uint8_t format;
+    uint16_t access;
 } Row;
 
 static const Row rows[ROW_COUNT] = {
-#define ROW(name, mask, match, format, op, access, extension) {mask, match, OP_##op, FORMAT_##format},
+#define ROW(name, mask, match, format, op, access, extension) {mask, match, OP_##op, FORMAT_##format, access},
 #include "scalar_rows.h"
 };
 
@@ -73,6 +83,24 @@ void decode(Decoded *d, uint32_t insn, int length) {
     d->rs3 = (uint8_t)(insn >> 27);
     d->rm = (uint8_t)bits(insn, 14, 12);
     d->imm = immediate(insn, row == ROW_NONE ? FORMAT_I : rows[row].format);
+}
+
+/* The memory INSN (32 bits; a compressed one expanded) accesses, as the registers X hold
+ * them now: ACCESS_VECTOR for a vector load or store (its elements are the unit's), else
+ * its size in bytes, *ADDRESS and in *KIND whether it loads (ACCESS_LOADS), stores
+ * (ACCESS_STORES) or both (an AMO); 0 for an instruction that accesses no memory. */
+int memory_access(uint32_t insn, const uint64_t x[32], uint64_t *address, int *kind) {
+    int row = row_of(insn);
+    if (row == ROW_NONE)
+        return 0;
+    if (rows[row].op == OP_VLOAD || rows[row].op == OP_VSTORE)
+        return ACCESS_VECTOR;
+    if (!rows[row].access)
+        return 0;
+    int64_t offset = rows[row].format == FORMAT_A ? 0 : immediate(insn, rows[row].format);
+    *address = x[bits(insn, 19, 15)] + (uint64_t)offset;
+    *kind = rows[row].access & (ACCESS_LOADS | ACCESS_STORES);
+    return rows[row].access & 0xFF;
 }
 
 /* -- the compressed instructions ------------------------------------------------------------ */

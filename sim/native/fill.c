@@ -89,8 +89,7 @@ int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, 
     if (!(r->read_stale[page] & bit)) {
         r->read_stale[page] |= bit;
         CHANGED(r);
-        if (r->on_stale_read)
-            r->on_stale_read(r->token, page);
+        cache_event(r, core, EVENT_READ_BEFORE_INVALIDATE, page * PAGE, PAGE, 0, 0, 0); /* (at the engine's pc) */
     }
     return 1;
 }

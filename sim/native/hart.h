@@ -221,6 +221,8 @@ enum {
 void decode(Decoded *d, uint32_t insn, int length);
 /* The compressed instruction C as the 32-bit one it stands for (0: none the X280 has). */
 uint32_t expand(uint16_t c);
+/* The memory an instruction accesses (decode.c, from scalar.def's ACCESS; hooks.h's ACCESS_*) */
+int memory_access(uint32_t insn, const uint64_t x[32], uint64_t *address, int *kind);
 
 /* -- memory (isa.c) ----------------------------------------------------------------------- */
 

@@ -51,7 +51,6 @@ typedef int (*reg_read_fn)(void *uc, int regid, void *value);
 typedef int (*reg_write_fn)(void *uc, int regid, const void *value);
 typedef int (*translate_fn)(void *uc, uint64_t address, int prot, uint64_t *paddress);
 typedef void (*trap_fn)(int64_t number);
-typedef void (*page_event_fn)(int64_t token, uint64_t page);
 typedef int (*emu_stop_fn)(void *uc);
 typedef int (*emu_start_fn)(void *uc, uint64_t begin, uint64_t until, uint64_t timeout, size_t count);
 typedef int (*ctl_fn)(void *uc, int control, ...);
@@ -83,6 +82,30 @@ int tile_access(Tile *t, int hart, uint64_t line, int write);
 void tile_remove(Tile *t, uint64_t line, int hart);
 void tile_remove_range(Tile *t, uint64_t first, uint64_t end);
 
+/* What the cache model saw that Python words (events.c, queued: CacheEvent.kind), and
+ * EVENT_UNCACHED, which Python's model answers at once (CachedRegion.on_uncached). */
+enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, /* (3: no longer told) */ EVENT_UNCACHED = 4,
+       EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
+       EVENT_RESCUED = 9, EVENT_READ_BEFORE_INVALIDATE = 10 };
+#define EVENT_RETURNS 8 /* return addresses kept of an event's frames (sim/hart/explain.py's BACKTRACE_DEPTH) */
+typedef struct {
+    int64_t kind;       /* EVENT_* */
+    int64_t region;     /* its region's token */
+    uint64_t offset;    /* the bytes of the region's span it is about */
+    uint64_t size;
+    int64_t under;      /* a stale read: of bytes DRAM changed under the cached line (an uncached
+                         * store's, a stand-in's), else of a line stale from before (strict mode) */
+    int64_t core;       /* the core whose access it was (-1: Python's own, or a Tensix stand-in's) */
+    uint64_t pc;        /* the access's */
+    uint64_t returns[EVENT_RETURNS]; /* the frames' return addresses, innermost first (0: no more) */
+} CacheEvent;
+typedef struct CacheEvents { /* a cluster's, in the order they happened; Python empties it */
+    CacheEvent *events;
+    int64_t count;
+    int64_t capacity;
+    uint64_t lost;      /* events with no memory to keep them */
+} CacheEvents;
+
 /* One region's lines in the cache model (sim/cache/model.py, CachedRegion). */
 typedef struct {
     uint8_t *view;      /* the cache's copy of the span's lines (what the engine maps) */
@@ -99,7 +122,7 @@ typedef struct {
     uint64_t *write_pc; /* the first store since clean: its pc, ra and core */
     uint64_t *write_ra;
     int8_t *write_core;
-    page_event_fn on_stale_read; /* Python: the checker hears of a stale read */
+    struct CacheEvents *events;  /* the cluster's queue of what Python words (events.c) */
     int64_t token;               /* which region, for Python */
     int32_t invalidated;         /* the thread has invalidated the region at least once */
     int32_t copy_all;            /* every fill copies (the view is not the DRAM's COW) */
@@ -112,7 +135,7 @@ typedef struct {
     uint8_t *told;         /* per line: its stale read was told to Python (and TOLD_AGAIN: watch.c) */
     uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
     uint8_t *loaded_bytes; /* direct: the bytes the span was loaded with (0: zeros) */
-    line_event_fn on_line_event; /* Python: a stale read, or a line flush that wrote stale bytes */
+    line_event_fn on_uncached; /* Python: the thread's first uncached access (EVENT_UNCACHED) */
     /* Lines known one by one (watch.c): from the load on where a Tensix stand-in may write
      * DRAM under the cache, from the thread's first access through the uncached alias
      * otherwise, every page of the region is watched, and these say what the page-level
@@ -155,10 +178,6 @@ enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define TOLD_AGAIN 0x80 /* (CachedRegion.told: the line's stale bytes were read again, at once: watch.c) */
 #define READ_BIT(core) ((core) ? (uint8_t)(1u << ((core)->engine.core & 7)) : (uint8_t)0x80) /* 0x80: Python */
 
-/* What a core's access through a watched page, or a line flush, tells Python (watch.c). */
-enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, /* (3: no longer told) */ EVENT_UNCACHED = 4,
-       EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
-       EVENT_RESCUED = 9 };
 /* The uncached alias of the cluster's DRAM: an address less this (sim/layout.py) */
 #define UNCACHED_OFFSET 0x400000000000ull
 #define UNCACHED_LOW 0x30000000ull   /* the alias of the lowest and highest */
@@ -350,6 +369,8 @@ typedef struct Core {
     Reservations *reservations; /* the cluster's cores, where another core or a stand-in may store (0: none) */
     Original *original;         /* the thread's code as written, where the loader changed it (0: nowhere) */
     struct Calls *calls;        /* the kmx calls answered in C (calls.c; 0: none) */
+    uint64_t site_pc;           /* the pc of the access being made, where it is known (the
+                                 * interpreter's, Python's call's; 0: the engine's, events.c) */
 } Core;
 
 /* The kmx calls calls.c answers, for one cluster's thread (sim/kmx/traps.py fills it in). */
@@ -412,6 +433,16 @@ __attribute__((visibility("hidden"))) Route route(Core *core, uint64_t address, 
 int64_t sorted_find(const uint64_t *values, int64_t count, uint64_t key); /* spans.c: KEY's index in VALUES (sorted), or -1 */
 int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* the last at most KEY, or -1 */
 
+/* events.c */
+#define ACCESS_LOADS 0x100  /* an access loads, */
+#define ACCESS_STORES 0x200 /* stores (an AMO does both), */
+#define ACCESS_VECTOR -1    /* or is a vector unit's (decode.c, memory_access) */
+CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size, uint64_t address,
+                 uint64_t access_size, int stores);
+void cache_events_free(CacheEvents *q);
+void *realloc(void *pointer, size_t size); /* (the process's libc) */
+void free(void *pointer);
+
 /* watch.c */
 int page_watched(const CachedRegion *r, uint64_t page);
 int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
@@ -426,7 +457,7 @@ typedef struct {
 uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *data);
 void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value, void *data);
 uint8_t dram_byte(const CachedRegion *r, uint64_t offset);
-void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread);
+void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, Core *thread);
 void lines_dropped(CachedRegion *r);
 
 /* code.c */

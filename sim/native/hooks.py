@@ -45,12 +45,41 @@ NO_LIBC = ["-nostdlib"] if sys.platform.startswith("linux") else []
 HOOKS_ANNOUNCE = (f"the simulator's native hooks for this machine (once per version: {len(SOURCES)} C files, "
                   "15 to 30 s on 2 cores, more on a busy machine)")
 
-PAGE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_uint64)
-# watch.c's line events: (token, kind, offset, size)
+# watch.c's call at the thread's first uncached access to a region: (token, kind, offset, size)
 LINE_EVENT = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64)
+# What the cache model saw that Python words (hooks.h, EVENT_*: events.c queues them but
+# EVENT_UNCACHED, which the model answers at once)
 EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_UNCACHED = 1, 2, 4  # (3: a line flushed, no longer told)
-TOLD_AGAIN = 0x80  # hooks.h: a line's stale bytes were read again at once (watch.c)
 EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
+EVENT_READ_BEFORE_INVALIDATE = 10
+EVENT_RETURNS = 8  # hooks.h: return addresses kept of an event's frames
+TOLD_AGAIN = 0x80  # hooks.h: a line's stale bytes were read again at once (watch.c)
+
+
+class CacheEvent(ctypes.Structure):
+    """One event the cache model queued (hooks.h, CacheEvent; events.c)."""
+
+    _fields_ = [
+        ("kind", ctypes.c_int64),
+        ("region", ctypes.c_int64),
+        ("offset", ctypes.c_uint64),
+        ("size", ctypes.c_uint64),
+        ("under", ctypes.c_int64),
+        ("core", ctypes.c_int64),
+        ("pc", ctypes.c_uint64),
+        ("returns", ctypes.c_uint64 * EVENT_RETURNS),
+    ]
+
+
+class CacheEvents(ctypes.Structure):
+    """A cluster's queue of them (hooks.h, CacheEvents): C grows it, Python empties it."""
+
+    _fields_ = [
+        ("events", ctypes.POINTER(CacheEvent)),
+        ("count", ctypes.c_int64),
+        ("capacity", ctypes.c_int64),
+        ("lost", ctypes.c_uint64),
+    ]
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
 DEVICE_BLOCKS = (("CCACHE0", layout.CCACHE0, layout.CCACHE0_SIZE, "ccache_read", "ccache_write"),
@@ -92,7 +121,7 @@ class RegionState(ctypes.Structure):
         ("write_pc", _u64),
         ("write_ra", _u64),
         ("write_core", ctypes.POINTER(ctypes.c_int8)),
-        ("on_stale_read", PAGE_EVENT),
+        ("events", ctypes.POINTER(CacheEvents)),
         ("token", ctypes.c_int64),
         ("invalidated", ctypes.c_int32),
         ("copy_all", ctypes.c_int32),
@@ -104,7 +133,7 @@ class RegionState(ctypes.Structure):
         ("told", _u8),
         ("line_events", _u8),
         ("loaded_bytes", _u8),
-        ("on_line_event", LINE_EVENT),
+        ("on_uncached", LINE_EVENT),
         ("lines_known", ctypes.c_int64),
         ("uncached_seen", ctypes.c_int64),
         ("cached_lines", _u64),
@@ -424,6 +453,7 @@ class CoreState(ctypes.Structure):
         ("reservations", ctypes.POINTER(Reservations)),
         ("original", ctypes.POINTER(Original)),
         ("calls", ctypes.POINTER(CallsState)),
+        ("site_pc", ctypes.c_uint64),
     ]
 
 
@@ -544,7 +574,7 @@ def library() -> ctypes.CDLL:
             loaded.noc_read.restype = None
             loaded.noc_holds.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64]
             loaded.noc_holds.restype = ctypes.c_int
-            loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int]
+            loaded.dram_store.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p]
             loaded.dram_store.restype = None
             loaded.lines_dropped.argtypes = [ctypes.c_void_p]
             loaded.lines_dropped.restype = None
@@ -562,8 +592,10 @@ def library() -> ctypes.CDLL:
             loaded.region_invalidated.restype = None
             loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p]
             loaded.region_forget_translations.restype = None
+            loaded.cache_events_free.argtypes = [ctypes.POINTER(CacheEvents)]
+            loaded.cache_events_free.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,
-                                            CallsState)):
+                                            CallsState, CacheEvent)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

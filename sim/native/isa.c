@@ -139,14 +139,17 @@ __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, 
         *value = span_load(h->core, h->watched_host, h->watched_base, offset + h->watched_delta, (unsigned)size);
         return 1;
     }
+    h->core->site_pc = h->pc; /* (what the cache model saw is at this instruction: events.c) */
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         *value = uncached_device_read(h->uc, offset, (unsigned)size, &watch);
         h->page_generation = h->core->isa.page_generation; /* (a region watched now: watch.c) */
+        h->core->site_pc = 0;
         return 1;
     }
     __builtin_memcpy(&v, h->watched->view + offset, size);
     watch_read(h->watched, h->core, offset, size);
+    h->core->site_pc = 0;
     *value = v;
     return 1;
 }
@@ -157,14 +160,17 @@ __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size,
         span_store(h->core, h->watched_host, h->watched_base, offset + h->watched_delta, (unsigned)size, value);
         return 1;
     }
+    h->core->site_pc = h->pc;
     if (h->watched_uncached) {
         Watch watch = {h->watched, h->core};
         uncached_device_write(h->uc, offset, (unsigned)size, value, &watch);
         h->page_generation = h->core->isa.page_generation;
+        h->core->site_pc = 0;
         return 1;
     }
     __builtin_memcpy(h->watched->view + offset, &value, size);
     watch_write(h->watched, h->core, offset, size);
+    h->core->site_pc = 0;
     return 1;
 }
 

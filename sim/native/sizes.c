@@ -11,6 +11,7 @@ uint64_t struct_size(int which) {
     case 4: return sizeof(Group);
     case 5: return sizeof(AgentWait);
     case 6: return sizeof(Calls);
+    case 7: return sizeof(CacheEvent);
     default: return 0;
     }
 }

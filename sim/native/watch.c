@@ -74,10 +74,6 @@ static void mark(CachedRegion *r, uint64_t line, uint8_t state) {
     }
 }
 
-static void tell(CachedRegion *r, int64_t kind, uint64_t offset, uint64_t size) {
-    if (r->on_line_event)
-        r->on_line_event(r->token, kind, offset, size);
-}
 
 static uint64_t first_byte(uint64_t mask) { return (uint64_t)__builtin_ctzll(mask); }
 static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll(mask); }
@@ -87,7 +83,7 @@ static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll
  * began is the same bytes read again, with no other stale byte read between, as a loop
  * that waits on them does: the line's `told` gets TOLD_AGAIN (the checker's advice then
  * differs: sim/cache/checker.py). */
-static void stale_read(CachedRegion *r, uint64_t line, uint64_t stale, uint64_t first) {
+static void stale_read(CachedRegion *r, Core *core, uint64_t line, uint64_t stale, uint64_t first, int under) {
     uint64_t at = line * LINE + first + 1, last = r->last_stale;
     r->last_stale = at;
     if (r->told[line]) {
@@ -97,7 +93,10 @@ static void stale_read(CachedRegion *r, uint64_t line, uint64_t stale, uint64_t 
     }
     r->told[line] = 1;
     mark(r, line, MARK_READ_STALE);
-    tell(r, EVENT_STALE_READ, line * LINE + first_byte(stale), last_byte(stale) - first_byte(stale) + 1);
+    uint64_t offset = line * LINE + first_byte(stale), size = last_byte(stale) - first_byte(stale) + 1;
+    CacheEvent *e = cache_event(r, core, EVENT_STALE_READ, offset, size, r->base + offset, size, ACCESS_LOADS);
+    if (e)
+        e->under = under;
 }
 
 /* LINE of PAGE touched through the cached alias (CACHED) or the uncached one: the first
@@ -105,15 +104,18 @@ static void stale_read(CachedRegion *r, uint64_t line, uint64_t stale, uint64_t 
  * mixed-alias: through the cached alias only once the thread has used the uncached one,
  * since before that the fill hook's first read of the page stands for it), and a line
  * touched through both is a mixed-alias, told once. */
-static void touched(CachedRegion *r, uint64_t page, uint64_t line, int cached) {
-    uint64_t bit = 1ull << (line % LINES_PER_PAGE);
+static void touched(CachedRegion *r, Core *core, uint64_t page, uint64_t line, int cached) {
+    uint64_t bit = 1ull << (line % LINES_PER_PAGE), address = r->base + line * LINE - (cached ? 0 : UNCACHED_OFFSET);
+    const int either = ACCESS_LOADS | ACCESS_STORES;
     uint64_t *mine = cached ? r->cc_touched : r->uc_touched, *other = cached ? r->uc_touched : r->cc_touched;
     if (!mine[page] && (!cached || r->uncached_seen))
-        tell(r, cached ? EVENT_FIRST_CACHED : EVENT_FIRST_UNCACHED, line * LINE, LINE);
+        cache_event(r, core, cached ? EVENT_FIRST_CACHED : EVENT_FIRST_UNCACHED, line * LINE, LINE, address, LINE,
+                    either);
     mine[page] |= bit;
     if ((other[page] & bit) && !(r->mixed_told[page] & bit)) {
         r->mixed_told[page] |= bit;
-        tell(r, cached ? EVENT_MIXED_CACHED : EVENT_MIXED_UNCACHED, line * LINE, LINE);
+        cache_event(r, core, cached ? EVENT_MIXED_CACHED : EVENT_MIXED_UNCACHED, line * LINE, LINE, address, LINE,
+                    either);
     }
 }
 
@@ -125,10 +127,10 @@ void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
         if (r->tile)
             tile_touch(r, core, line, 0);
         if (r->lines_known) {
-            touched(r, page, line, 1);
+            touched(r, core, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
             if (r->uc_stale[line] & want) { /* DRAM changed under the cached line */
-                stale_read(r, line, r->uc_stale[line], first);
+                stale_read(r, core, line, r->uc_stale[line], first, 1);
                 continue;
             }
         }
@@ -137,7 +139,7 @@ void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
         /* a page read before it was written has its finding already (read before
          * invalidate), which covers the page */
         if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want && !r->read_stale[page])
-            stale_read(r, line, ~r->fresh[line], first);
+            stale_read(r, core, line, ~r->fresh[line], first, 0);
     }
 }
 
@@ -154,7 +156,7 @@ void watch_write(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
         if (r->lines_known || (r->stale[page] && r->fresh && r->fresh[line] != FULL))
             r->dirty_mask[page] |= 1ull << (line % LINES_PER_PAGE);
         if (r->lines_known) {
-            touched(r, page, line, 1);
+            touched(r, core, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
             r->uc_stale[line] &= ~wrote; /* the thread's own bytes now */
         }
@@ -302,7 +304,7 @@ void lines_dropped(CachedRegion *r) {
 /* The line at OFFSET of R leaves the cache: written back to DRAM if dirty, then dropped (a
  * later access fills it from DRAM again). FLUSHED: by a flush of the thread's (else an
  * eviction). Returns whether it was written back. */
-static int leave_cache(CachedRegion *r, uint64_t offset, int flushed) {
+static int leave_cache(CachedRegion *r, Core *core, uint64_t offset, int flushed) {
     uint64_t line = offset / LINE, page = offset / PAGE;
     if (!r->filled[page])
         return 0; /* not cached */
@@ -316,8 +318,9 @@ static int leave_cache(CachedRegion *r, uint64_t offset, int flushed) {
     if (dirty(r, page, offset)) {
         if (stale) { /* the bytes it did not write go to DRAM */
             uint64_t bytes = ~r->fresh[line];
-            if (flushed)
-                tell(r, EVENT_STALE_FLUSH, offset + first_byte(bytes), last_byte(bytes) - first_byte(bytes) + 1);
+            uint64_t at = offset + first_byte(bytes), size = last_byte(bytes) - first_byte(bytes) + 1;
+            if (flushed) /* (by a store to the L3's registers) */
+                cache_event(r, core, EVENT_STALE_FLUSH, at, size, CCACHE0_BASE, CCACHE0_SIZE, ACCESS_STORES);
             r->fresh[line] = FULL;
             if (r->stale_lines[page])
                 r->stale_lines[page]--;
@@ -353,7 +356,7 @@ static void flush_line(Core *core, Span *span, uint64_t address) {
         tile_remove(r->tile, (span->base + offset) / LINE, -1);
         r->rescued[line] = 0; /* (flushed now, as it should have been) */
     }
-    leave_cache(r, offset, 1);
+    leave_cache(r, core, offset, 1);
 }
 
 /* -- the card-size cache ------------------------------------------------------------------ */
@@ -379,11 +382,11 @@ static void tile_touch(CachedRegion *r, Core *core, uint64_t line, int write) {
     CachedRegion *owner = span->region;
     uint64_t offset = address - span->base;
     owner->level_counts[6]++;
-    if (leave_cache(owner, offset, 0)) {
+    if (leave_cache(owner, core, offset, 0)) {
         owner->level_counts[7]++;
         owner->rescued[offset / LINE] = 1;
         t->accessed = r->base + line * LINE;
-        tell(owner, EVENT_RESCUED, offset, LINE);
+        cache_event(owner, core, EVENT_RESCUED, offset, LINE, t->accessed, 1, ACCESS_LOADS | ACCESS_STORES);
     }
 }
 
@@ -393,7 +396,8 @@ static void tile_touch(CachedRegion *r, Core *core, uint64_t line, int write) {
  * keeps of each line (EVENT_UNCACHED), and every core's TLB goes, so that every page of
  * the region is watched from the next access on. */
 static void start_uncached(CachedRegion *r, Core *core, void *uc) {
-    tell(r, EVENT_UNCACHED, 0, 0);
+    if (r->on_uncached)
+        r->on_uncached(r->token, EVENT_UNCACHED, 0, 0);
     /* This core's TLB goes now (the rest of its block is watched too), and its
      * interpreter's pages; the other cores' at the stop, before they run again. Where the
      * block hook counts, it stops the run before the next block, so that no block is cut
@@ -430,7 +434,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
     for (unsigned i = 0; i < size && i < 8; i++)
         value |= (uint64_t)dram_byte(r, offset + i) << (8 * i);
     for (EACH_LINE(offset, size))
-        touched(r, line / LINES_PER_PAGE, line, 0);
+        touched(r, w->core, line / LINES_PER_PAGE, line, 0);
     return value;
 }
 
@@ -443,20 +447,20 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
     reservations_stored(w->core->reservations, w->core->engine.core, r->base + offset, size < 8 ? size : 8);
-    dram_store(r, offset, size < 8 ? size : 8, bytes, 1);
+    dram_store(r, offset, size < 8 ? size : 8, bytes, w->core);
 }
 
 /* SIZE bytes FROM to DRAM at OFFSET of R's span, past the cache (R's lines are known one
- * by one: lines_known). THREAD: the thread's own store through the uncached alias (its
- * touch of each line is kept, for the mixed-alias finding); else another writer of DRAM's
- * (a Tensix stand-in's noc.write: noc.c). A line the cache holds keeps its bytes, stale
+ * by one: lines_known). THREAD: the core whose store through the uncached alias it is
+ * (its touch of each line is kept, for the mixed-alias finding); 0: another writer of
+ * DRAM's (a Tensix stand-in's noc.write: noc.c). A line the cache holds keeps its bytes, stale
  * now; a line it does not hold is filled with DRAM's new bytes when next touched. */
-void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, int thread) {
+void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, Core *thread) {
     for (EACH_LINE(offset, size)) {
         uint64_t page = line / LINES_PER_PAGE, mask = byte_mask(first, count), at = line * LINE + first;
         const uint8_t *from = bytes + (at - offset);
         if (thread)
-            touched(r, page, line, 0);
+            touched(r, thread, page, line, 0);
         int cached = r->filled[page] && (r->cached_lines[page] >> (line % LINES_PER_PAGE) & 1);
         r->copy_fill[page] = 1; /* DRAM's page is no longer what lies under the view (a snapshot) */
         if (cached) { /* DRAM changes; the cache keeps its bytes, stale now */

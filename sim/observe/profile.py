@@ -171,7 +171,7 @@ def function_starts(explainer: "Explainer") -> np.ndarray:
 
 def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
     """The first load or store (STORE) from PC on in its block: the access the fill hook
-    saw at PC (the engine's pc there is its block's start, sim.hart.core.access_pc)."""
+    saw at PC (the engine's pc there is its block's start, sim.hart.diagnosis.Diagnosis.access_pc)."""
     at = pc
     for _ in range(64):
         try:

@@ -18,6 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from komorebi.sim.cache.events import CacheEvents, Kind
 from komorebi.sim.cache.model import STALE_BYTE, STALE_WORD, CachedRegion, Holding
 from komorebi.sim.memory.dram import Snapshot, Storage, View
 from komorebi.sim.layout import LINE, PAGE
@@ -139,8 +140,10 @@ class CacheMachine(RuleBasedStateMachine):
             self.view = view.array
             self.dram = self.storage.dram
             self.model = CachedRegion(self.view, self.dram, Holding.COPY_ON_WRITE, memory=view)
-        self.stale_reads: list[int] = []
-        self.model.on_stale_read = self.stale_reads.append
+        self.stale_reads: list[int] = []  # (the model's events: its reads before any invalidate, by page)
+        self.events = CacheEvents()
+        self.events.attach(0, self.model)
+        self.events.listeners.append(self)
         if strict:
             self.model.start_stale()
         self.reference = Reference(dram.tobytes(), strict)
@@ -208,9 +211,18 @@ class CacheMachine(RuleBasedStateMachine):
         if hasattr(self, "model"):
             assert self.model.dram_as_on_a_card().tobytes() == bytes(self.reference.dram)
 
+    def teardown(self) -> None:
+        if hasattr(self, "events"):
+            self.events.close()
+
+    def heard(self, event) -> None:
+        if event.kind == Kind.READ_BEFORE_INVALIDATE:
+            self.stale_reads.append(event.offset // PAGE)
+
     @invariant()
     def stale_reads_agree(self):
         if hasattr(self, "model"):
+            self.events.deliver()
             assert sorted(self.stale_reads) == sorted(self.reference.stale_reads)
             assert len(self.stale_reads) == len(set(self.stale_reads))  # each page once
 

@@ -413,16 +413,17 @@ def test_every_kind_of_finding_has_its_category():
 
 
 def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatch):
-    """The checker hears of stale reads inside the engine's hook, where an exception cannot
-    cross back: it is raised after the run instead, as the simulator's failure."""
+    """The checker hears of a read before any invalidate after the engine's hook that saw
+    it (sim/cache/events.py): an exception it raises is the simulator's failure, said as
+    such, where it was raised."""
     from komorebi.sim.cache.checker import Checker
 
-    def broken(self, region, page):
+    def broken(self, region, page, site):
         raise ValueError("broken on purpose")
 
     monkeypatch.setattr(Checker, "_stale_read", broken)
     text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
-    with pytest.raises(km.ThreadFault, match="the coherence checker failed: ValueError") as caught:
+    with pytest.raises(km.ThreadFault, match=r"the simulator failed: ValueError\('broken on purpose'\)") as caught:
         run_source(tmp_path, text)
     assert caught.value.category is km.Category.SIMULATOR  # (the simulator's failure, not the thread's)
 

@@ -4,7 +4,7 @@ of finding made happen through the model's own steps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from komorebi.sim.cache.checker import (
     UNFLUSHED_WRITE,
     Checker,
 )
+from komorebi.sim.cache.events import CacheEvent, CacheEvents
 from komorebi.sim.cache.model import CachedRegion
 from komorebi.sim.image.dwarf import SourceLine
 from komorebi.sim.layout import PAGE
@@ -42,6 +43,12 @@ class Explainer:
     def users_line(self, pc: int, ra: int | None = None) -> SourceLine:
         return SourceLine("thread.c", pc // 4)
 
+    def frames_of(self, pc: int, returns: tuple[int, ...]) -> list[Frame]:
+        return [Frame(SourceLine("thread.c", pc // 4))]
+
+    def user_frame(self, frames: list[Frame]) -> Frame:
+        return frames[0]
+
 
 class Core:
     def __init__(self, number: int, pc: int) -> None:
@@ -54,16 +61,34 @@ class Core:
         return self.pc
 
 
+class Engine(CachedRegion):
+    """The model as a core's engine drives it: what each access raised (sim/cache/events.py)
+    is heard at once, as the RUNNING core's at its pc (sim/native/events.c finds them)."""
+
+    def hear(self, checker: Checker, running: Core) -> None:
+        self.checker, self.running, self.events = checker, running, CacheEvents()
+        self.events.attach(0, self)
+
+    def touch(self, offset: int, size: int, write: bool, core=None) -> bool:
+        writable = super().touch(offset, size, write, core)
+        native = self.events.native
+        for i in range(native.count):
+            self.checker.heard(replace(CacheEvent.of(native.events[i]), core=self.running.number, pc=self.running.pc))
+        native.count = 0
+        return writable
+
+
 def _setup(coherence="card", offset=0, size=SIZE):
     dram = np.zeros(SIZE, np.uint8)
     dram[:] = 7  # Python's data
-    cache = CachedRegion(np.zeros(SIZE, np.uint8), dram)
+    cache = Engine(np.zeros(SIZE, np.uint8), dram)
     if coherence == "strict":
         cache.start_stale()
     region = Region("numbers", 0, offset, size, cache)
     running = Core(2, pc=40)
-    checker = Checker(1, coherence, Explainer(), lambda: running)
+    checker = Checker(1, coherence, Explainer())
     checker.watch(region)
+    cache.hear(checker, running)
     return checker, region, running
 
 

@@ -1,0 +1,148 @@
+/* events.c: what the cache model saw that Python words (a stale read, a stale line
+ * written back by a line flush, a line touched through both aliases, the first touch of a
+ * page through each, a dirty line an eviction rescued, a read before any invalidate), as
+ * typed events, each with the core that made the access, its pc and the return addresses
+ * of its frames.
+ *
+ * They are raised here inside the engine's callbacks (a watched page's device, the fill
+ * hook) and the interpreter, and kept in the cluster's queue (CacheEvents), in the order
+ * they happened. Python hears them where the turn loop hands it the cores (before any of
+ * the observers' points, after each run: sim/cache/events.py), not inside the engine; so
+ * the access's pc and frames are found here, while the core is at it:
+ *   - the pc: the interpreter's, or Python's call's (Core.site_pc), when it is known;
+ *     else the engine's pc is the start of the translated block, or an instruction before
+ *     the access in it, and the block is walked from there to the instruction that
+ *     accesses the address (failing that, its base register since overwritten, the first
+ *     access of its kind, or the engine's pc itself);
+ *   - the frames: the frame-pointer chain, as a backtrace reads it (sim/hart/explain.py,
+ *     frames), whose memory may have changed by the time Python hears. */
+#include "hart.h"
+
+#define UC_REG_FP (UC_REG_X0 + 8)
+#define BLOCK_WALK 64 /* instructions walked from the engine's pc at most */
+
+/* SIZE bytes at ADDRESS of the thread's memory, into OUT: the code as the compiler wrote
+ * it where the loader changed it (code.c). Whether they are there. */
+static int peek(Core *core, uint64_t address, uint64_t size, void *out) {
+    Span *span = find_span(core, address);
+    if (!span || !span->host || address + size > span->end)
+        return 0;
+    if (original_changed(core->original, address))
+        original_read(core->original, address, size, out);
+    else
+        __builtin_memcpy(out, span->host + (address - span->base), size);
+    return 1;
+}
+
+/* The instruction at PC (a compressed one expanded), and its LENGTH; 0: none readable. */
+static uint32_t instruction(Core *core, uint64_t pc, int *length) {
+    uint16_t low = 0;
+    uint32_t word = 0;
+    if (!peek(core, pc, 2, &low))
+        return 0;
+    if ((low & 3) != 3) {
+        *length = 2;
+        return expand(low);
+    }
+    *length = 4;
+    return peek(core, pc, 4, &word) ? word : 0;
+}
+
+static int ends_block(uint32_t insn) {
+    uint32_t major = insn & 0x7F;
+    return major == 0x63 || major == 0x67 || major == 0x6F || major == 0x73;
+}
+
+/* The pc of CORE's access now to SIZE bytes at ADDRESS (STORES: ACCESS_LOADS,
+ * ACCESS_STORES or both, either), from inside a device callback: see above. */
+static uint64_t access_pc(Core *core, uint64_t address, uint64_t size, int stores) {
+    void *uc = core->engine.uc;
+    uint64_t start = 0, x[32] = {0}, first = 0;
+    core->engine.reg_read(uc, (int)core->engine.reg_pc, &start);
+    for (int n = 1; n < 32; n++)
+        core->engine.reg_read(uc, UC_REG_X0 + n, &x[n]);
+    uint64_t pc = start;
+    for (int i = 0; i < BLOCK_WALK; i++) {
+        int length = 0, kind = 0;
+        uint32_t insn = instruction(core, pc, &length);
+        if (!length)
+            break;
+        uint64_t at = 0;
+        int width = insn ? memory_access(insn, x, &at, &kind) : 0;
+        if (width == ACCESS_VECTOR)
+            return pc;
+        if (width > 0 && (kind & stores)) {
+            uint64_t want = size ? size : 1;
+            if (at < address + want && address < at + (uint64_t)width)
+                return pc;
+            first = first ? first : pc;
+        }
+        if (!insn || ends_block(insn))
+            break;
+        pc += (uint64_t)length;
+    }
+    return first ? first : start;
+}
+
+/* The return addresses of the frames above the one at FP, by the frame-pointer chain (a
+ * frame keeps its return address at fp - 8, its caller's fp at fp - 16). */
+static void frames(Core *core, uint64_t fp, uint64_t *returns) {
+    for (int i = 0; i < EVENT_RETURNS; i++) {
+        uint64_t saved[2];
+        if (!peek(core, fp - 16, 16, saved) || !saved[1])
+            break;
+        returns[i] = saved[1];
+        fp = saved[0];
+    }
+}
+
+static CacheEvent *queued(CacheEvents *q) {
+    if (q->count == q->capacity) {
+        int64_t capacity = q->capacity ? q->capacity * 2 : 64;
+        CacheEvent *grown = realloc(q->events, (size_t)capacity * sizeof *grown);
+        if (!grown) {
+            q->lost++;
+            return 0;
+        }
+        q->events = grown;
+        q->capacity = capacity;
+    }
+    CacheEvent *e = &q->events[q->count++];
+    __builtin_memset(e, 0, sizeof *e);
+    return e;
+}
+
+/* R saw KIND at [OFFSET, OFFSET + SIZE) of its span, at CORE's access (0: Python's own, a
+ * Tensix stand-in's) to ACCESS_SIZE bytes at ADDRESS, which loads or stores (STORES:
+ * ACCESS_*; 0: no access to find, the engine's pc as it is, the fill hook's). Returns
+ * the event, for the caller's details (0: none kept). */
+CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size, uint64_t address,
+                        uint64_t access_size, int stores) {
+    CacheEvents *q = r->events;
+    CacheEvent *e = q ? queued(q) : 0;
+    if (!e)
+        return 0;
+    e->kind = kind;
+    e->region = r->token;
+    e->offset = offset;
+    e->size = size;
+    e->core = core ? core->engine.core : -1;
+    if (!core)
+        return e;
+    uint64_t fp = 0;
+    if (core->site_pc)
+        e->pc = core->site_pc;
+    else if (stores)
+        e->pc = access_pc(core, address, access_size, stores);
+    else
+        core->engine.reg_read(core->engine.uc, (int)core->engine.reg_pc, &e->pc);
+    core->engine.reg_read(core->engine.uc, UC_REG_FP, &fp);
+    frames(core, fp, e->returns);
+    return e;
+}
+
+void cache_events_free(CacheEvents *q) {
+    free(q->events);
+    q->events = 0;
+    q->count = q->capacity = 0;
+}

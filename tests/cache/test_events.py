@@ -1,0 +1,100 @@
+"""The cache model's events (sim/native/events.c, sim/cache/events.py): raised in C where
+the access is made, with its core, its pc and its frames, kept in order and heard by the
+checker after the engine's callback, not inside it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.cache.test_checker import line_of, run_source
+
+PAGES = 4
+WORDS = PAGES * 1024
+
+# In strict mode the thread writes a word of each page first (so each page is the
+# thread's, and a read of the rest of it is a stale read, a line at a time), then reads
+# every word: 256 stale lines, an event each, in one turn.
+EVERY_LINE_STALE = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    uint32_t* in = (uint32_t*)kmx_region(0, 0);
+    uint32_t* out = (uint32_t*)kmx_region(1, 0);
+    for (int p = 0; p < 4; p++)
+        in[p * 1024] = 1;
+    uint32_t sum = 0;
+    for (int i = 0; i < 4096; i++)
+        sum += in[i]; /* every line */
+    out[0] = sum;
+    kmx_flush(1);
+    return 0;
+}
+"""
+
+
+def test_every_stale_line_read_in_one_turn_reaches_the_finding(tmp_path):
+    """More events than the queue first holds (64): it grows, and none is lost; each is
+    the reading core's, at the reading line."""
+    regions = {"numbers": np.arange(WORDS, dtype=np.uint32), "tripled": 4096}
+    run, _, _ = run_source(tmp_path, EVERY_LINE_STALE, mode="strict", regions=regions)
+    [finding] = [f for f in run.findings if f.kind == "stale-read"]
+    assert (finding.start, finding.end) == (4, WORDS * 4)  # from the first stale byte to the last
+    assert finding.line == line_of(EVERY_LINE_STALE, "sum += in[i]")
+    assert finding.core == 0
+
+
+# The stale read is the block's third load; the first two read the stack, on lines of
+# their own, before it: the engine's pc in the device callback is the block's start, so
+# the event's pc is found by walking the block to the load whose address is the one read.
+THIRD_LOAD = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t local[2] = {5, 6};
+    uint32_t* in = (uint32_t*)kmx_region(0, 0);
+    uint32_t* out = (uint32_t*)kmx_region(1, 0);
+    in[0] = 1;
+    uint32_t a = local[0];
+    uint32_t b = local[1];
+    uint32_t c = in[40]; /* the stale read */
+    out[0] = a + b + c;
+    kmx_flush(1);
+    return 0;
+}
+"""
+
+
+def test_a_stale_read_names_the_reading_instruction_not_its_blocks_first(tmp_path):
+    regions = {"numbers": np.arange(1024, dtype=np.uint32), "tripled": 4096}
+    run, _, _ = run_source(tmp_path, THIRD_LOAD, mode="strict", regions=regions)
+    [finding] = [f for f in run.findings if f.kind == "stale-read"]
+    assert finding.line == line_of(THIRD_LOAD, "the stale read")
+    assert (finding.start, finding.end) == (128, 192)  # the line of in[40]: bytes 160 to 163 read, whole line stale
+
+
+# A read through memcpy, the C library's: the finding names the user's line that called
+# it, by the frames kept with the event (the frame-pointer chain, read in C at the access).
+THROUGH_MEMCPY = r"""
+#include <string.h>
+#include "kmx.h"
+static uint32_t copy[32];
+int kmx_main(int core) {
+    (void)core;
+    uint32_t* in = (uint32_t*)kmx_region(0, 0);
+    uint32_t* out = (uint32_t*)kmx_region(1, 0);
+    in[0] = 1;
+    volatile size_t bytes = sizeof copy; /* (not known when compiled: memcpy is called) */
+    memcpy(copy, (const void*)(in + 64), bytes); /* the stale read */
+    out[0] = copy[3];
+    kmx_flush(1);
+    return 0;
+}
+"""
+
+
+def test_a_stale_read_inside_memcpy_names_the_line_that_called_it(tmp_path):
+    regions = {"numbers": np.arange(1024, dtype=np.uint32), "tripled": 4096}
+    run, _, _ = run_source(tmp_path, THROUGH_MEMCPY, mode="strict", regions=regions)
+    [finding] = [f for f in run.findings if f.kind == "stale-read"]
+    assert finding.line == line_of(THROUGH_MEMCPY, "the stale read")
+    assert (finding.start, finding.end) == (256, 384)
