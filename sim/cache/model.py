@@ -447,6 +447,26 @@ class CachedRegion:
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])
 
+    # -- DRAM past the cache: a Tensix stand-in's NoC (sim/native/noc.c, watch.c) ---------------
+
+    def noc_read(self, offset: int, size: int) -> np.ndarray:
+        """SIZE bytes of DRAM at OFFSET of the span, as the NoC reads them past the cache: a
+        dirty line's bytes are not there yet."""
+        out = np.empty(size, np.uint8)
+        hooks.library().noc_read(self.state_address, offset, size, out.ctypes.data)
+        return out
+
+    def noc_holds(self, offset: int, size: int, value: int) -> bool:
+        """DRAM holds VALUE (SIZE bytes, little-endian) at OFFSET of the span (a noc.wait's)."""
+        return bool(hooks.library().noc_holds(self.state_address, offset, size, value))
+
+    def noc_write(self, offset: int, data: np.ndarray) -> None:
+        """DATA (bytes) to DRAM at OFFSET of the span, past the cache, as an uncached store
+        writes it (watch.c, dram_store): a line the cache holds keeps its bytes, stale now
+        (its lines are known one by one: know_lines); one it does not hold brings DRAM's new
+        bytes at its next fill."""
+        hooks.library().dram_store(self.state_address, offset, data.size, data.ctypes.data, None)
+
     # -- the thread's kmx calls -----------------------------------------------------------
 
     def _reference(self, start: int, end: int) -> np.ndarray:

@@ -298,10 +298,8 @@ class Cluster:
             raise call.error
         region = call.region
         at = region.offset + call.offset
-        state = region.cache.state_address
         if call.what == "read":
-            out = np.empty(call.size, np.uint8)
-            hooks.library().noc_read(state, at, call.size, out.ctypes.data)
+            out = region.cache.noc_read(at, call.size)
             self.observers.agent_step(agent, call)
             self._tally(region, agent, call)
             lines = region.cache.dirty_lines_in(at, at + call.size)
@@ -309,16 +307,14 @@ class Cluster:
                 self.checker.unflushed_read(region, lines, agent.name, call.file, call.line)
             return out
         if call.what == "write":
-            data = np.frombuffer(call.data, np.uint8)
-            hooks.library().dram_store(state, at, call.size, data.ctypes.data, None)
+            region.cache.noc_write(at, np.frombuffer(call.data, np.uint8))
             hooks.library().reservations_stored(self.reservations, -1, region.span.base + at, call.size)
             self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
             self._tally(region, agent, call)
             self.observers.agent_step(agent, call)
             return None
         # a wait: DRAM holds the value (the schedule chose the step for it), or its time is up
-        now = np.empty(call.size, np.uint8)
-        hooks.library().noc_read(state, at, call.size, now.ctypes.data)
+        now = region.cache.noc_read(at, call.size)
         if int.from_bytes(now.tobytes(), "little") != call.value:
             raise TimeoutError(
                 f"noc.wait: DRAM did not hold {call._shown()!r} at byte {call.offset} of region "

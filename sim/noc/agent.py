@@ -174,8 +174,7 @@ class Agent:
         call = self.pending
         if call.deadline is not None and time.monotonic() >= call.deadline:
             return True
-        return bool(hooks.library().noc_holds(call.region.cache.state_address, call.region.offset + call.offset,
-                                              call.size, call.value))
+        return call.region.cache.noc_holds(call.region.offset + call.offset, call.size, call.value)
 
     def step(self, perform: Callable[["Agent", Call], Any]) -> None:
         """Run one step, on the cluster's host thread: PERFORM the pending call (the
