@@ -104,6 +104,9 @@ class CacheEvents:
                         listener.heard(event)
         finally:
             self._delivering = False
+        if native.lost:
+            raise MemoryError(f"the cache model had no memory to keep {native.lost:,} of its events "
+                              "(sim/native/events.c): the findings would be incomplete")
 
     def close(self) -> None:
         """Deliver what is left, then free the queue's memory (C's)."""

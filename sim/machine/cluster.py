@@ -522,11 +522,13 @@ class Cluster:
             core.native.turn.stop_asked = 1  # does not count raises it at its run's end: its own)
 
     def raise_hook_error(self) -> None:
-        """Raise what went wrong in Python inside an engine's hook during the last run."""
+        """After a core's run: raise what went wrong in Python inside an engine's hook
+        during it, then tell the listeners what the cache model saw (sim/cache/events.py)."""
         for region in self.cache.regions:
             error, region.hook_error = region.hook_error, None
             if error is not None:
-                raise RuntimeError(f"the coherence checker failed: {error!r}") from error
+                raise RuntimeError(f"the cache model failed: {error!r}") from error
+        self.cache_events.deliver()
 
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the

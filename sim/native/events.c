@@ -20,6 +20,9 @@
 
 #define UC_REG_FP (UC_REG_X0 + 8)
 #define BLOCK_WALK 64 /* instructions walked from the engine's pc at most */
+/* Events queued before the core's run is asked to stop, so that Python hears them (the
+ * run goes on after, as after any stop asked from outside: turns.c, sim/hart/core.py) */
+#define EVENTS_BEFORE_STOP 4096
 
 /* SIZE bytes at ADDRESS of the thread's memory, into OUT: the code as the compiler wrote
  * it where the loader changed it (code.c). Whether they are there. */
@@ -96,7 +99,24 @@ static void frames(Core *core, uint64_t fp, uint64_t *returns) {
     }
 }
 
-static CacheEvent *queued(CacheEvents *q) {
+/* Room for one more event of KIND about [OFFSET, OFFSET + SIZE) of R by CORE: the queue's
+ * last when that is the same first touch again with none between (a thread that spins on
+ * an invalidate and a load through both aliases: the checker keeps the latest first
+ * touch of a page, so the newer one is all it needs), else a new one. */
+static CacheEvent *queued(CacheEvents *q, const CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size) {
+    if (q->count && (kind == EVENT_FIRST_CACHED || kind == EVENT_FIRST_UNCACHED)) {
+        CacheEvent *last = &q->events[q->count - 1];
+        if (last->kind == kind && last->region == r->token && last->offset == offset && last->size == size &&
+            last->core == (core ? core->engine.core : -1)) {
+            __builtin_memset(last, 0, sizeof *last);
+            return last;
+        }
+    }
+    if (q->count >= EVENTS_BEFORE_STOP && core) { /* (Python hears them at the stop) */
+        core->turn.stop_asked = 1;
+        if (!core->turn.counting)
+            core->engine.emu_stop(core->engine.uc);
+    }
     if (q->count == q->capacity) {
         int64_t capacity = q->capacity ? q->capacity * 2 : 64;
         CacheEvent *grown = realloc(q->events, (size_t)capacity * sizeof *grown);
@@ -119,7 +139,7 @@ static CacheEvent *queued(CacheEvents *q) {
 CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size, uint64_t address,
                         uint64_t access_size, int stores) {
     CacheEvents *q = r->events;
-    CacheEvent *e = q ? queued(q) : 0;
+    CacheEvent *e = q ? queued(q, r, core, kind, offset, size) : 0;
     if (!e)
         return 0;
     e->kind = kind;

@@ -98,3 +98,40 @@ def test_a_stale_read_inside_memcpy_names_the_line_that_called_it(tmp_path):
     [finding] = [f for f in run.findings if f.kind == "stale-read"]
     assert finding.line == line_of(THROUGH_MEMCPY, "the stale read")
     assert (finding.start, finding.end) == (256, 384)
+
+
+def test_a_first_touch_again_and_again_is_one_event_in_the_queue():
+    """A thread that spins on an invalidate and a load of a region it also reaches through
+    the uncached alias touches the page through the cached alias first again at every
+    turn of its loop: the checker keeps the latest first touch, so the queue keeps one
+    event, not one a spin (which would grow while the loop runs in C)."""
+    from komorebi.sim.cache.events import CacheEvents, Kind
+    from komorebi.sim.cache.model import CachedRegion
+
+    dram = np.arange(4096, dtype=np.uint8)
+    cache = CachedRegion(np.zeros(4096, np.uint8), dram)
+    cache.know_lines()
+    cache.state.uncached_seen = 1  # (the thread has used the uncached alias)
+    events = CacheEvents()
+    events.attach(0, cache)
+    heard = []
+
+    class Listener:
+        def heard(self, event):
+            heard.append(event)
+
+    events.listeners.append(Listener())
+    try:
+        for _ in range(1000):
+            cache.invalidate()
+            cache.touch(0, 4, write=False)
+        assert (events.native.count, events.native.capacity) == (1, 64)
+        events.deliver()
+        assert [(e.kind, e.offset) for e in heard] == [(Kind.FIRST_CACHED, 0)]
+        cache.touch(64, 4, write=False)  # (the same page: told once until its lines leave)
+        cache.touch(4096 - 64, 4, write=False)
+        events.deliver()
+        assert [(e.kind, e.offset) for e in heard[1:]] == []
+    finally:
+        events.close()
+        cache.release()
