@@ -382,3 +382,36 @@ def test_a_barrier_a_core_left_is_the_same_fault_answered_in_c(tmp_path, cores):
     assert in_c == reference and answered > 0
     core, file, line, cause = in_c[0]
     assert (core, file, line) == (0, "thread.c", 24) and "never complete" in cause
+
+
+
+def test_barriers_of_two_clusters_in_one_loop_as_python_answers(tmp_path):
+    """Clusters 2 and 3 take their turns in one loop under a seed (their cores one group):
+    each cluster's barriers, answered in C, make its own cores ready or not there; the
+    results and the turns are those of every call in Python."""
+    outcomes, answered = [], []
+    answer_in_c = traps.TrapTable.answer_in_c
+    for python in (False, True):
+        tables = []
+
+        def spy(table, *args):
+            tables.append(table)
+            return answer_in_c(table, *args)
+
+        folder = tmp_path / str(python)
+        folder.mkdir()
+        program = program_for(BARRIERS, folder, cluster=2, regions={"shared": 64}, words=(30, 0xFFFF_FFFF), cores=4)
+        program.thread(cluster=3, sources=[folder / "thread.c"], regions={"shared": 64}, words=(30, 0xFFFF_FFFF),
+                       cores=4)
+        options = {"trace": folder / "trace.json"} if python else {}
+        with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its reads before an invalidate are the other tests')
+            patch.setattr(traps.TrapTable, "answer_in_c", spy)
+            with km.Session(schedule_seed=5, quantum=41, **options) as session:
+                run = session.load(program)
+                words = [list(run.threads[c].result(timeout=120).words[:8]) for c in (2, 3)]
+                run.stop()
+        outcomes.append((words, run.schedule))
+        answered.append([table.native.answered for table in tables])
+    assert outcomes[0] == outcomes[1]
+    assert min(answered[0]) > 100 and answered[1] == [0, 0]
