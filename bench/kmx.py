@@ -13,11 +13,14 @@
   figure), for what a step costs without a thread's turn between two.
 - traced: the same rounds with a listener that hears every call (km.Session(trace=...)),
   so that each call goes to Python: a kmx call's round trip, for scale.
+- barrier: --barriers rounds of kmx_barrier on a cluster's 4 cores (bench/kmx/barrier.c),
+  timed between two submits: per barrier (the four cores' calls of one round).
 
 Measured in the same process, interleaved, best of --repeat. The last line printed is one
 JSON object.
 
-    python bench/kmx.py [--spins 1000000] [--calls 100000] [--steps 100000] [--repeat 3] [--quick]
+    python bench/kmx.py [--spins 1000000] [--calls 100000] [--steps 100000] [--barriers 100000]
+                        [--repeat 3] [--quick]
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ HERE = Path(__file__).resolve().parent
 TIMEOUT = 3600.0
 
 
-def _program(source: Path, words, agent=None) -> km.Program:
+def _program(source: Path, words, agent=None, cores: int = 1) -> km.Program:
     kernels = HERE / "kmx" / "kernels"
     kernels.mkdir(exist_ok=True)
     program = km.Program("kmx_bench", kernels=kernels)
-    program.thread(cluster=1, sources=[source], regions={"flags": 128}, words=words)
+    program.thread(cluster=1, sources=[source], regions={"flags": 128}, words=words, cores=cores)
     if agent is not None:
         program.noc_agent("tensix", agent, cluster=1)
     return program
@@ -73,6 +76,11 @@ def answered(rounds: int, **options) -> float:
 def traced(rounds: int) -> float:
     with tempfile.TemporaryDirectory() as folder:
         return answered(rounds, trace=Path(folder) / "trace.json")
+
+
+def barrier(rounds: int) -> float:
+    """Seconds a kmx_barrier of a cluster's 4 cores (each core's call of one round)."""
+    return between_submits(_program(HERE / "kmx" / "barrier.c", [rounds], cores=4)) / rounds
 
 
 def step_beside_a_spin(count: int) -> tuple[float, int]:
@@ -110,11 +118,12 @@ def main() -> None:
     parser.add_argument("--spins", type=int, default=1_000_000)
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--barriers", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2,000 of each, once")
     args = parser.parse_args()
     if args.quick:
-        args.spins, args.calls, args.steps, args.repeat = 2_000, 2_000, 2_000, 1
+        args.spins, args.calls, args.steps, args.barriers, args.repeat = 2_000, 2_000, 2_000, 2_000, 1
     best: dict[str, float] = {}
     spins_seen = 0
     for round_ in range(args.repeat):
@@ -125,17 +134,19 @@ def main() -> None:
             "call with a trace us": traced(max(args.calls // 10, 1)) * 1e6,
             "stand-in step beside a spin us": step * 1e6,
             "stand-in step alone us": step_alone(args.steps) * 1e6,
+            "barrier of 4 cores us": barrier(args.barriers) * 1e6,
         }
         for name, value in figures.items():
             best[name] = min(best.get(name, value), value)
         print(f"round {round_ + 1}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()), flush=True)
     best["traced / answered"] = best["call with a trace us"] / best["answered call us"]
-    print(f"spins: {args.spins:,}; calls: {args.calls:,} rounds of 8; steps: {args.steps:,} "
+    print(f"spins: {args.spins:,}; calls: {args.calls:,} rounds of 8; steps: {args.steps:,}; "
+          f"barriers: {args.barriers:,} "
           f"(the thread spun {spins_seen:,} times beside them); best of {args.repeat}")
     for name, value in best.items():
         print(f"  {name}: {value:.3f}")
     print("targets: spin <= 1 us (moonshot 0.3), a stand-in's step beside a spin <= 2 us")
-    print(json.dumps({"spins": args.spins, "calls": args.calls, "steps": args.steps,
+    print(json.dumps({"spins": args.spins, "calls": args.calls, "steps": args.steps, "barriers": args.barriers,
                       **{k: round(v, 4) for k, v in best.items()}}))
 
 

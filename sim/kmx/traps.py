@@ -85,6 +85,7 @@ class Call(IntEnum):
 
 
 ABOUT_A_REGION = (Call.REGION, Call.INVALIDATE, Call.FLUSH, Call.REGION_UNCACHED)
+STEPS_IN_C = (Call.INVALIDATE, Call.FLUSH, Call.BARRIER)  # calls.c answers them with a step of the story's
 _UNKNOWN = object()
 
 
@@ -126,7 +127,7 @@ class KmxCall:
         """The user's source line of the call (a SourceLine or None): a kmx call's is kept
         by its call site; a system call's ecall is the C library's, whoever called it."""
         return self._traps.call_source(self.core, keep=self.known, at=self.at,
-                                       in_c=self.known and self.number in (Call.INVALIDATE, Call.FLUSH))
+                                       in_c=self.known and self.number in STEPS_IN_C)
 
     def details(self) -> dict:
         """What the call is about, for the trace: its region's name, a result's index
@@ -260,7 +261,7 @@ class TrapTable:
         (pc, ra; None: where the core is now). A kmx call's is KEPT by the call's pc and
         return address (its wrapper in kmx.h is a leaf, called from the user's line): a
         frame walk a call site. calls.c is told the sites kept of the calls it may answer
-        with a step of the story (IN_C: an invalidate or a flush)."""
+        with a step of the story (IN_C: an invalidate, a flush, a barrier)."""
         key = at or (core.call_pc(), core.engine.read("ra"))
         source = self._sources.get(key, _UNKNOWN) if keep else _UNKNOWN
         if source is _UNKNOWN:

@@ -229,7 +229,13 @@ class Card:
         native = (schedule.native is not None and self.config.turn_loop_in_c
                   and all(c.debugger.turns_in_c and not c.observers.hear_turns for c in clusters))
         agents = [agent for cluster in clusters for agent in cluster.agents]
-        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents) if native else None
+
+        def settle() -> None:  # (what the barriers answered in C did to the cores' states)
+            for cluster in clusters:
+                cluster.settle_barrier()
+
+        loop = TurnLoop(schedule, [core for cluster in clusters for core in cluster.cores], agents,
+                        settle) if native else None
         for cluster in clusters:  # (the cache model's events are heard on this thread: sim/cache/events.py)
             cluster.cache_events.host = threading.get_ident()
         while live and not self._stopping.is_set():

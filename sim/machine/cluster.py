@@ -153,8 +153,6 @@ class Cluster:
         self.result_words = np.zeros(RESULT_WORDS, dtype=np.uint32)
         self.outbox = outbox
         self.console = console.Console(number, cores, config.output_limit)
-        self._barrier_generation = 0
-        self._barrier_arrivals = 0
         self.memory = AddressSpace()
         self.cache = ClusterCache()
         self.traps = TrapTable(self)
@@ -438,18 +436,39 @@ class Cluster:
             core.stop_here()
 
     def barrier(self, core: Core) -> None:
-        self._barrier_arrivals += 1
-        if self._barrier_arrivals == len(self.cores):
+        # (the count is the one sim/native/calls.c keeps, which answers the barriers after
+        # the start code's in the turn loop, as here)
+        calls = self.traps.native
+        calls.barrier_arrivals += 1
+        if calls.barrier_arrivals == len(self.cores):
             # The last to arrive releases the others and ends its turn, so that the next
             # turn starts at the same instruction whatever the quantum was.
-            self._barrier_arrivals = 0
-            self._barrier_generation += 1
-            if self._barrier_generation == 1:  # the start code's (kmx_runtime/process.c): kmx_main begins
+            calls.barrier_arrivals, calls.barrier_waiting = 0, 0
+            calls.barrier_generation += 1
+            if calls.barrier_generation == 1:  # the start code's (kmx_runtime/process.c): kmx_main begins
                 self.schedule.main_begins(self.number)
             core.stop_here()
             return
-        generation = self._barrier_generation
-        self._block(core, "kmx_barrier", lambda: self._barrier_generation != generation)
+        calls.barrier_waiting |= 1 << core.number
+        self._wait_in_barrier(core)
+        core.stop_here()
+
+    def _wait_in_barrier(self, core: Core) -> None:
+        """CORE is blocked in kmx_barrier until a release clears its bit."""
+        calls, bit = self.traps.native, 1 << core.number
+        core.state, core.waiting, core.blocked_in = BLOCKED, lambda: not calls.barrier_waiting & bit, "kmx_barrier"
+
+    def settle_barrier(self) -> None:
+        """Each core's state as the barriers answered in C left it (sim/native/calls.c, in
+        the turn loop: sim.machine.schedule.TurnLoop asks as it comes back): one blocked
+        there waits in kmx_barrier, one released there is ready."""
+        waiting = self.traps.native.barrier_waiting
+        for core in self.cores:
+            if waiting >> core.number & 1:
+                if core.state == READY:
+                    self._wait_in_barrier(core)
+            elif core.state == BLOCKED and core.blocked_in == "kmx_barrier":
+                core.state, core.waiting, core.blocked_in = READY, None, ""
 
     def _block(self, core: Core, call: str, done) -> None:
         core.state, core.waiting, core.blocked_in = BLOCKED, done, call
@@ -461,6 +480,7 @@ class Cluster:
     def core_exited(self, core: Core, code: int) -> None:
         core.code = code
         core.state = EXITED
+        self.traps.native.exited += 1  # (no barrier completes now: C leaves each to Python)
         core.stop_here()
 
     def every_core_exited(self, core: Core, code: int) -> None:
@@ -469,6 +489,7 @@ class Cluster:
         for other in self.cores:
             if other.state != EXITED:
                 other.code, other.state, other.waiting, other.blocked_in = code, EXITED, None, ""
+        self.traps.native.exited, self.traps.native.barrier_waiting = len(self.cores), 0
         core.stop_here()
 
     # -- the thread's end -------------------------------------------------------------------
@@ -609,16 +630,20 @@ class Cluster:
     def places(self) -> list[tuple[Core, str, object, str]]:
         """Where each core is, for a message: (core, what it is doing, its user frame or
         None, the kmx call it waits in). Asked from another thread while the cluster
-        runs: each core's state is read once, so the four agree."""
+        runs: each core's state is read once, after it said where it is, so the four agree."""
         out = []
         running, loop = self.running, self.loop
         for core in self.cores:
+            if core.state == EXITED:
+                out.append((core, "returned", None, ""))
+                continue
+            # (the turn loop in C runs any of them: it comes back to say, at the turn's end,
+            # and says what its barriers did to their states first: settle_barrier)
+            place = core.place(running=core is running or loop is not None, ask=loop.ask if loop is not None else None)
             state, blocked_in = core.state, core.blocked_in
             if state == EXITED:
                 out.append((core, "returned", None, ""))
                 continue
-            # (the turn loop in C runs any of them: it comes back to say, at the turn's end)
-            place = core.place(running=core is running or loop is not None, ask=loop.ask if loop is not None else None)
             if place is None:
                 out.append((core, state.value, None, ""))
                 continue

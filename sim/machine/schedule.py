@@ -47,7 +47,7 @@ from __future__ import annotations
 import ctypes
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -284,11 +284,15 @@ class Schedule:
 class TurnLoop:
     """The turn loop in C (sim/native/sched.c) for SCHEDULE's group of CORES: it runs
     their turns until one needs Python, which then finishes that turn as its own
-    (sim.machine.card)."""
+    (sim.machine.card). The barriers it answers in C (sim/native/calls.c) block cores
+    and release them: SETTLE tells Python as the loop comes back, before anything reads
+    the cores' states."""
 
-    def __init__(self, schedule: Schedule, cores: Sequence, agents: Sequence = ()) -> None:
+    def __init__(self, schedule: Schedule, cores: Sequence, agents: Sequence = (),
+                 settle: Callable[[], None] = lambda: None) -> None:
         by_key = {key(p): p for p in (*cores, *agents)}
         self.schedule = schedule
+        self._settle = settle
         self.participants = [by_key[k] for k in schedule.keys]  # by the group's index
         self._cores = [(i, p) for i, p in enumerate(self.participants) if not is_agent(p)]
         self._agents = [(i, p) for i, p in enumerate(self.participants) if is_agent(p)]
@@ -302,6 +306,11 @@ class TurnLoop:
         for i, agent in self._agents:  # (each stand-in's wait is the loop's to ask)
             agent.wait = schedule._waits[i]
         group.waits = ctypes.addressof(schedule._waits) if self._agents else None
+        for i, core in self._cores:  # (a barrier answered in C makes cores ready or not here: calls.c)
+            if core.native.calls:
+                calls = core.native.calls.contents
+                calls.loop = ctypes.addressof(group)
+                calls.loop_bits[core.number] = 1 << i
 
     def run(self, ready: Sequence, agents_live: int = 0) -> tuple[object, int, int, int] | None:
         """Run turns of the READY cores (and Tensix stand-ins, and those whose noc.wait DRAM
@@ -319,7 +328,11 @@ class TurnLoop:
         for p in ready:
             if p.number < CORES_PER_CLUSTER:  # (a core's; a stand-in's step is Python's)
                 p.before_turns()
+        for core in self.cores:  # (and one a barrier in C may release, before its turns there)
+            if core.blocked_in == "kmx_barrier":
+                core.before_turns()
         status = hooks.library().group_run(group)
+        self._settle()
         finishing = group.turn_core if status == hooks.LOOP_TURN else -1
         for i, core in self._cores:
             core.pc = int(self._pcs[i])

@@ -8,14 +8,20 @@
  * (Calls); and kmx_invalidate and kmx_flush of a region no line of which was written
  * since it was clean, where the cache's rule is the same whatever the mode: a flush
  * writes nothing back, and an invalidate drops the lines (region_drop, which the
- * model's Python calls too: the rule is here once) and loses nothing. Anything else
- * goes to Python: a bad argument (its fault is worded there), a region with written
- * lines, one a Tensix stand-in wrote under, or a call whose step of the cache's story
+ * model's Python calls too: the rule is here once) and loses nothing; and kmx_barrier
+ * after the start code's, in a turn of the turn loop (sched.c), over the count Python's
+ * barrier keeps too (Calls.barrier_*): the core arrives and its turn ends; the last to
+ * arrive makes the others ready again, any other is not ready until then, in the loop's
+ * Group.ready (Python sets its cores' states from the count as the loop comes back:
+ * sim/machine/cluster.py, settle_barrier); in Python, each core's arrival is a trip out
+ * of the loop. Anything else goes to Python: a bad argument (its fault is worded there),
+ * a region with written lines, one a Tensix stand-in wrote under, a barrier once a core
+ * has returned (Python finds the deadlock), or a call whose step of the cache's story
  * would look at lines that changed since the story last did.
  *
- * The story (sim/observe/story.py) hears every invalidate and flush. One answered here
- * is queued (Calls.events) and told to it at the next point the observers hear on the
- * cores' host thread, in order, before that point (sim/observe/observers.py,
+ * The story (sim/observe/story.py) hears every invalidate, flush and barrier. One
+ * answered here is queued (Calls.events) and told to it at the next point the observers
+ * hear on the cores' host thread, in order, before that point (sim/observe/observers.py,
  * sim/kmx/traps.py's tell_answered). It is answered here only when its
  * step is known without looking: no line's state changed since the story last looked
  * (Calls.generation, which the cache model raises at every such change, against
@@ -23,8 +29,8 @@
 #include "hooks.h"
 
 enum { CALL_REGION = 2, CALL_INVALIDATE = 3, CALL_FLUSH = 4, CALL_WORD = 6, CALL_WORD_COUNT = 7,
-       CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h's KMX_CALL_*
-                                                                      * (tests/kmx/test_answered_in_c.py checks) */
+       CALL_CYCLES = 10, CALL_CLUSTER = 11, CALL_BARRIER = 12,
+       CALL_REGION_UNCACHED = 14 }; /* kmx_runtime/kmx.h's KMX_CALL_* (tests/kmx/test_answered_in_c.py checks) */
 #define UC_REG_A0 (UC_REG_X0 + 10)
 #define UC_REG_A1 (UC_REG_X0 + 11)
 #define UC_REG_A7 (UC_REG_X0 + 17)
@@ -110,6 +116,39 @@ static int site_known(const Calls *c, uint64_t pc, uint64_t ra) {
     return 0;
 }
 
+/* Whether the story's step for CORE's call at PC is known without looking (or the story
+ * hears nothing): no line's state changed since the story last looked, the queue has room,
+ * and Python knows the call site's source line; its return address into *RA. */
+static int step_known(Calls *c, Core *core, void *uc, uint64_t pc, uint64_t *ra) {
+    *ra = 0;
+    if (!c->story)
+        return 1;
+    core->engine.reg_read(uc, (int)core->engine.reg_ra, ra);
+    return c->generation == c->looked && c->event_count < CALL_EVENTS && site_known(c, pc, *ra);
+}
+
+/* The call answered here queued for the story (which step_known allowed), to be told at
+ * the next point the observers hear (sim/kmx/traps.py, tell_answered). */
+static void queue_step(Calls *c, Core *core, uint64_t number, uint64_t argument, uint64_t pc, uint64_t ra) {
+    if (!c->story)
+        return;
+    /* (the same call again, nothing between: one event, counted; anything between reached
+     * Python, which told the story the queue) */
+    CallEvent *e = c->event_count ? &c->events[c->event_count - 1] : 0;
+    if (e && e->core == core->engine.core && e->number == number && e->argument == argument && e->pc == pc &&
+        e->ra == ra) {
+        e->times++;
+        return;
+    }
+    e = &c->events[c->event_count++];
+    e->core = core->engine.core;
+    e->number = number;
+    e->argument = argument;
+    e->pc = pc;
+    e->ra = ra;
+    e->times = 1;
+}
+
 /* CORE's kmx_invalidate or kmx_flush of region ID (the caller checked it): whether it
  * was answered here. */
 static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t id, uint64_t pc) {
@@ -120,12 +159,9 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
         return 0; /* (the checker forgets a stand-in's writes; strict mode's first drop; the view Python gives back) */
     if (number == CALL_FLUSH && r->rescued && !zeros(r->rescued, r->pages * LINES_PER_PAGE))
         return 0; /* (a flush clears the card-size cache's rescued lines: Python's) */
-    uint64_t ra = 0;
-    if (c->story) {
-        core->engine.reg_read(uc, (int)core->engine.reg_ra, &ra);
-        if (c->generation != c->looked || c->event_count >= CALL_EVENTS || !site_known(c, pc, ra))
-            return 0;
-    }
+    uint64_t ra;
+    if (!step_known(c, core, uc, pc, &ra))
+        return 0;
     if (number == CALL_INVALIDATE) {
         region_forget_translations(c, r); /* (before the drop: which were filled) */
         /* The view's copies need not go back for the next fills to be DRAM's, so the
@@ -146,21 +182,43 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
         region_drop(r, forget);
         region_invalidated(r);
     } /* (a flush of no written line changes no page: each translation stays as it was) */
-    if (c->story) { /* (the same call again, nothing between: one event, counted) */
-        CallEvent *e = c->event_count ? &c->events[c->event_count - 1] : 0;
-        if (e && e->core == core->engine.core && e->number == number && e->argument == id && e->pc == pc &&
-            e->ra == ra) { /* (anything between reached Python, which told the story the queue) */
-            e->times++;
-            return 1;
-        }
-        e = &c->events[c->event_count++];
-        e->core = core->engine.core;
-        e->number = number;
-        e->argument = id;
-        e->pc = pc;
-        e->ra = ra;
-        e->times = 1;
+    queue_step(c, core, number, id, pc, ra);
+    return 1;
+}
+
+/* CORE's kmx_barrier at PC: whether it was answered here. As Python's (sim/machine/
+ * cluster.py, Cluster.barrier, over the same count): the core arrives; the last to arrive
+ * releases the others, which are ready again, and ends its turn, so that the next turn
+ * starts at the same instruction whatever the quantum was; any other blocks (not ready)
+ * and ends its turn. Answered here only in a turn of the turn loop (sched.c), where the
+ * turn would end in the loop had Python answered: the loop's turn, nothing of it left for
+ * Python so far. Python answers the start code's (its release is where kmx_main begins,
+ * which the schedule hears), and every barrier once a core has returned (none can
+ * complete: Python finds the deadlock as the turn ends). */
+static int barrier_call(Calls *c, Core *core, void *uc, uint64_t pc) {
+    struct Group *g = c->loop;
+    int64_t n = core->engine.core;
+    if (!g || g->running < 0 || n < 0 || n >= CLUSTER_CORES || c->loop_bits[n] != 1ull << g->running)
+        return 0; /* (a turn Python runs) */
+    if (!c->barrier_generation || c->exited || turn_left_python(core, g->turn_python))
+        return 0;
+    uint64_t ra;
+    if (!step_known(c, core, uc, pc, &ra))
+        return 0;
+    if (++c->barrier_arrivals == c->core_count) {
+        for (int64_t k = 0; k < c->core_count && k < CLUSTER_CORES; k++)
+            if (c->barrier_waiting >> k & 1)
+                g->ready |= c->loop_bits[k];
+        c->barrier_waiting = 0;
+        c->barrier_arrivals = 0;
+        c->barrier_generation++;
+    } else {
+        c->barrier_waiting |= 1ull << n;
+        g->ready &= ~c->loop_bits[n];
     }
+    queue_step(c, core, CALL_BARRIER, 0, pc, ra);
+    g->ended = 1;
+    core->engine.emu_stop(uc);
     return 1;
 }
 
@@ -207,6 +265,10 @@ int calls_answer(void *uc, Core *core) {
     case CALL_INVALIDATE:
     case CALL_FLUSH:
         if (a0 >= (uint64_t)c->region_count || !region_call(c, core, uc, number, a0, pc))
+            return 0;
+        return past_the_ecall(c, core, uc, pc);
+    case CALL_BARRIER:
+        if (!barrier_call(c, core, uc, pc))
             return 0;
         return past_the_ecall(c, core, uc, pc);
     default: return 0;

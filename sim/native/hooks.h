@@ -376,6 +376,7 @@ typedef struct Core {
 /* The kmx calls calls.c answers, for one cluster's thread (sim/kmx/traps.py fills it in). */
 #define CALL_EVENTS 256
 #define CALL_SITES 64
+#define CLUSTER_CORES 4 /* sim/layout.py's CORES_PER_CLUSTER */
 typedef struct {
     int64_t core;      /* the core's number */
     uint64_t number;   /* the call's (kmx.h's KMX_CALL_*) */
@@ -406,6 +407,15 @@ typedef struct Calls {
     CallEvent events[CALL_EVENTS]; /* answered here, not yet told to the story */
     int64_t event_count;
     uint64_t answered;         /* calls answered here */
+    /* kmx_barrier: one count for calls.c and Python alike (sim/machine/cluster.py's
+     * Cluster.barrier reads and writes these) */
+    int64_t barrier_arrivals;    /* cores that arrived since it last released */
+    uint64_t barrier_generation; /* its releases (the first: the start code's, kmx_runtime/process.c) */
+    uint64_t barrier_waiting;    /* a bit a core (its number): blocked in it */
+    int64_t exited;              /* cores that returned: no barrier completes now (Python's, which
+                                  * finds the deadlock) */
+    struct Group *loop;          /* the turn loop that runs the cluster's cores (sched.c; 0: none) */
+    uint64_t loop_bits[CLUSTER_CORES]; /* each core's bit in its Group.ready */
 } Calls;
 int calls_answer(void *uc, Core *core);
 void region_drop(CachedRegion *r, int forget);
@@ -537,7 +547,7 @@ typedef struct { /* a Tensix stand-in's noc.wait (sim/noc/agent.py): until DRAM 
     uint64_t value;  /* little-endian */
 } AgentWait;
 #define MT_N 624
-typedef struct {
+typedef struct Group {
     int64_t strategy;         /* PLAN_* */
     uint64_t quantum;         /* a turn's instructions while several cores are ready */
     uint32_t mt[MT_N];        /* random: CPython's Mersenne Twister, as random.Random seeded it */
@@ -564,8 +574,11 @@ typedef struct {
                                * Python runs its step; every step is one turn, recorded as 1) */
     int64_t agents_live;      /* stand-ins that have not returned: no core's turn is without limit */
     AgentWait *waits;         /* per index: a stand-in waiting in noc.wait, ready once DRAM holds it */
+    uint64_t turn_python;     /* the running core's isa.python_calls as its turn began */
+    int64_t ended;            /* a call answered in C ended the running turn (calls.c: kmx_barrier) */
 } Group;
 uint64_t isa_finish_turn(void *uc, Core *core);
+int turn_left_python(const Core *core, uint64_t python);
 int64_t group_choose(Group *g, uint64_t ready, uint64_t *count);
 int64_t group_run(Group *g);
 uint64_t group_waits_met(const Group *g);

@@ -195,6 +195,12 @@ class CallsState(ctypes.Structure):
         ("events", CallEvent * CALL_EVENTS),
         ("event_count", ctypes.c_int64),
         ("answered", ctypes.c_uint64),
+        ("barrier_arrivals", ctypes.c_int64),
+        ("barrier_generation", ctypes.c_uint64),
+        ("barrier_waiting", ctypes.c_uint64),
+        ("exited", ctypes.c_int64),
+        ("loop", ctypes.c_void_p),
+        ("loop_bits", ctypes.c_uint64 * layout.CORES_PER_CLUSTER),
     ]
 
 
@@ -233,6 +239,8 @@ class GroupState(ctypes.Structure):
         ("agents", ctypes.c_uint64),
         ("agents_live", ctypes.c_int64),
         ("waits", ctypes.c_void_p),
+        ("turn_python", ctypes.c_uint64),
+        ("ended", ctypes.c_int64),
     ]
 
 

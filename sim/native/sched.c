@@ -17,7 +17,9 @@
  * A turn in the loop: the core's engine runs from its pc with the turn's budget (turns.c
  * stops it before the block that would overrun the turn), and the interpreter runs the
  * turn's last instructions (isa.c, isa_finish_turn). The turn is the loop's when it ends
- * so; anything else hands it to Python, which finishes it as its own turns end
+ * so, or at a call answered in C that ends it (calls.c: a kmx_barrier, which takes the
+ * core out of Group.ready, or puts the cores it releases back, as Python's runnable cores
+ * would be); anything else hands it to Python, which finishes it as its own turns end
  * (sim/hart/core.py): an exception Python takes (a kmx call, a system call, a fault), an
  * engine's error, a refused access, the TLB to grow, a fence.i, the cache's registers,
  * the rest of a turn the interpreter cannot run, a stop from outside. Python then chooses
@@ -129,6 +131,15 @@ uint64_t group_waits_met(const Group *g) {
 
 static int64_t run_turns(Group *g);
 
+/* Whether CORE's turn so far left Python something to do: a call Python answered (PYTHON:
+ * the core's count of them as the turn began), a refused access, the TLB to grow, a region
+ * watched whole, the cache's registers. (calls.c asks it too: a call that ends the turn
+ * there ends it only where the loop would end it.) */
+int turn_left_python(const Core *core, uint64_t python) {
+    return core->isa.python_calls != python || core->refused.access || core->tlb.grow || core->device.retranslate ||
+           core->device.fault_size || core->device.low_at;
+}
+
 /* Run the group's turns while they need no Python (see the top). Returns LOOP_STOPPED
  * (Python asked, between turns), LOOP_FULL (the record is full, between turns),
  * LOOP_IDLE (no core is ready), LOOP_TURN (Python finishes the turn of turn_core) or
@@ -162,6 +173,8 @@ static int64_t run_turns(Group *g) {
         void *uc = core->engine.uc;
         Turn *turn = &core->turn;
         uint64_t python = core->isa.python_calls, before = turn->cycles;
+        g->turn_python = python;
+        g->ended = 0;
         core->refused.access = core->refused.watch = 0;
         turn->budget_on = count > 0;
         turn->remaining = count;
@@ -170,8 +183,7 @@ static int64_t run_turns(Group *g) {
             core->isa.reg_write(uc, (int)core->engine.reg_pc, &g->pcs[i]);
             isa_finish_turn(uc, core);
             core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
-            if (!turn->remaining && core->isa.python_calls == python && !core->refused.access && !core->tlb.grow &&
-                !core->device.retranslate && !core->device.fault_size && !core->device.low_at) {
+            if (!turn->remaining && !turn_left_python(core, python)) {
                 turn->budget_on = 0;
                 g->instructions += turn->cycles - before;
                 reservation_turn_ended(core);
@@ -186,14 +198,13 @@ static int64_t run_turns(Group *g) {
         core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
         /* (the turn ends in the loop: the block hook stopped before the block that would
          * overrun it (partial), or the interpreter, run from a trap in the engine (an
-         * instruction the engine lacks: the vector unit), ran it to its last instruction) */
-        int clean = !error && core->isa.python_calls == python && !core->refused.access && !core->tlb.grow &&
-                    !core->device.retranslate && !core->device.fault_size && !core->device.low_at &&
-                    (turn->partial || (count && !turn->remaining)) && !turn->breakpoint_hit;
-        if (clean && turn->remaining) {
+         * instruction the engine lacks: the vector unit), ran it to its last instruction,
+         * or a call answered in C ended it (ended: calls.c's kmx_barrier)) */
+        int clean = !error && !turn_left_python(core, python) &&
+                    (turn->partial || (count && !turn->remaining) || g->ended) && !turn->breakpoint_hit;
+        if (clean && turn->remaining && !g->ended) {
             turn->partial = 0;
-            clean = isa_finish_turn(uc, core) == 0 && core->isa.python_calls == python && !core->refused.access &&
-                    !core->tlb.grow && !core->device.retranslate && !core->device.fault_size && !core->device.low_at;
+            clean = isa_finish_turn(uc, core) == 0 && !turn_left_python(core, python);
             core->engine.reg_read(uc, (int)core->engine.reg_pc, &g->pcs[i]);
             turn->partial = !clean; /* (what is left of the turn, for Python: sim/hart/core.py) */
         }

@@ -284,3 +284,134 @@ def test_calls_c_numbers_the_calls_as_kmx_h_does():
     numbers = dict(re.findall(r"CALL_([A-Z_]+) = (\d+)", source))
     assert numbers and {name: int(n) for name, n in numbers.items()} == {
         name: int(traps.Call[name]) for name in numbers}
+
+
+BARRIERS = r"""
+#include "kmx.h"
+
+/* Barrier-heavy, and racy where turns end: each round every core adds to a shared word
+   without atomics (what is lost depends on where each turn ends), waits in kmx_barrier,
+   reads the word, and spins until core 0 has raised the round's flag (how long depends on
+   the turns), then waits again. Word 1 of the arguments: the core that returns before the
+   last barrier (-1: none), which the others then wait for for ever (a fault). */
+int kmx_main(int core) {
+    volatile uint32_t* shared = (volatile uint32_t*)kmx_region(0, 0);
+    uint32_t rounds = kmx_word(0), seen = 0, spins = 0;
+    for (uint32_t round = 0; round < rounds; round++) {
+        for (uint32_t i = 0; i < (core + round) % 5 + 1; i++)
+            shared[0] = shared[0] + 1;
+        kmx_barrier();
+        seen = seen * 31 + shared[0];
+        if (core == 0)
+            shared[1] = round + 1;
+        else
+            while (shared[1] <= round)
+                spins++;
+        if (round + 1 == rounds && (int)kmx_word(1) == core)
+            return 0;
+        kmx_barrier();
+    }
+    uint32_t out[2] = {seen, spins};
+    kmx_result(2 * core, out, 2);
+    return 0;
+}
+"""
+
+
+def _barriers(tmp_path, cores: int, *, python: bool, leaves: int = -1, rounds: int = 40, **options):
+    """BARRIERS on CORES cores (every call answered by Python: PYTHON, with a trace): the
+    results (or the fault), the findings, the turns, the story, and the barriers Python
+    answered and those C answered."""
+    tmp_path.mkdir()
+    tables, barriers = [], []
+    answer_in_c, dispatch = traps.TrapTable.answer_in_c, traps.TrapTable.dispatch
+
+    def spy(table, *args):
+        tables.append(table)
+        return answer_in_c(table, *args)
+
+    def counted(table, core):
+        barriers.append(core.call_arguments()[0] == traps.Call.BARRIER)
+        return dispatch(table, core)
+
+    program = program_for(BARRIERS, tmp_path, regions={"shared": 64}, words=(rounds, leaves & 0xFFFF_FFFF),
+                          cores=cores)
+    if python:
+        options["trace"] = tmp_path / "trace.json"
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        patch.setattr(traps.TrapTable, "answer_in_c", spy)
+        patch.setattr(traps.TrapTable, "dispatch", counted)
+        with km.Session(**options) as session:
+            run = session.load(program)
+            try:
+                result = run.thread_result(timeout=120)
+                outcome = list(result.words[: 2 * cores])
+            except km.ThreadFault as fault:
+                outcome = [fault.core, Path(fault.file).name, fault.line, fault.cause]
+            finally:
+                run.stop()
+    story = run._loaded.machine.story()
+    return (outcome, [(f.kind, f.message) for f in run.findings], run.schedule, _expand(story.steps),
+            story.stopped), sum(barriers), tables[0].native.answered
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+@pytest.mark.parametrize("options", [{}, {"quantum": 23}, {"schedule_seed": 1}, {"schedule_seed": 7, "quantum": 37}],
+                         ids=["round-robin", "round-robin-quantum-23", "seed-1", "seed-7-quantum-37"])
+def test_barriers_answered_in_c_as_python_answers(tmp_path, cores, options):
+    """The same results, findings, turns (each core's choice and length) and story as when
+    Python answers every barrier; and the turns recorded replay to the same run, barriers
+    in C or not."""
+    in_c, python_barriers, answered = _barriers(tmp_path / "c", cores, python=False, **options)
+    reference, _, none = _barriers(tmp_path / "python", cores, python=True, **options)
+    assert in_c == reference
+    assert none == 0 and answered > 40 * cores  # (the story's steps too: no line changes at a barrier)
+    assert python_barriers < 2 * cores + 2  # (the start code's, and the first at each line while the story steps)
+    for python in (False, True):
+        replayed, _, _ = _barriers(tmp_path / f"replay-{python}", cores, python=python, schedule=in_c[2])
+        assert replayed[:2] == in_c[:2] and replayed[2].turns[: len(in_c[2].turns)] == in_c[2].turns
+
+
+@pytest.mark.parametrize("cores", [2, 4])
+def test_a_barrier_a_core_left_is_the_same_fault_answered_in_c(tmp_path, cores):
+    """A core returns before the last barrier while the others wait in it (blocked in C):
+    the same fault, at the same turn, as when Python answers every barrier."""
+    in_c, _, answered = _barriers(tmp_path / "c", cores, python=False, leaves=cores - 1, rounds=5, schedule_seed=3)
+    reference, _, _ = _barriers(tmp_path / "python", cores, python=True, leaves=cores - 1, rounds=5, schedule_seed=3)
+    assert in_c == reference and answered > 0
+    core, file, line, cause = in_c[0]
+    assert (core, file, line) == (0, "thread.c", 24) and "never complete" in cause
+
+
+
+def test_barriers_of_two_clusters_in_one_loop_as_python_answers(tmp_path):
+    """Clusters 2 and 3 take their turns in one loop under a seed (their cores one group):
+    each cluster's barriers, answered in C, make its own cores ready or not there; the
+    results and the turns are those of every call in Python."""
+    outcomes, answered = [], []
+    answer_in_c = traps.TrapTable.answer_in_c
+    for python in (False, True):
+        tables = []
+
+        def spy(table, *args):
+            tables.append(table)
+            return answer_in_c(table, *args)
+
+        folder = tmp_path / str(python)
+        folder.mkdir()
+        program = program_for(BARRIERS, folder, cluster=2, regions={"shared": 64}, words=(30, 0xFFFF_FFFF), cores=4)
+        program.thread(cluster=3, sources=[folder / "thread.c"], regions={"shared": 64}, words=(30, 0xFFFF_FFFF),
+                       cores=4)
+        options = {"trace": folder / "trace.json"} if python else {}
+        with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its reads before an invalidate are the other tests')
+            patch.setattr(traps.TrapTable, "answer_in_c", spy)
+            with km.Session(schedule_seed=5, quantum=41, **options) as session:
+                run = session.load(program)
+                words = [list(run.threads[c].result(timeout=120).words[:8]) for c in (2, 3)]
+                run.stop()
+        outcomes.append((words, run.schedule))
+        answered.append([table.native.answered for table in tables])
+    assert outcomes[0] == outcomes[1]
+    assert min(answered[0]) > 100 and answered[1] == [0, 0]
