@@ -257,8 +257,9 @@ typedef struct { /* the cycle model and the turn's length (turns.c) */
     uint64_t *breakpoints;    /* a debugger's breakpoints (sim/debug/): the run stops before */
     int64_t breakpoint_count; /* the instruction at one (0: none, and nothing is checked) */
     uint64_t breakpoint_hit;  /* the breakpoint the run stopped for (0: none), in block_address */
-    int64_t stop_asked;       /* Python stops the engine from outside (a peek, a pause, the end):
-                               * the run stops before the next block, uncounted (sim/hart/core.py) */
+    int64_t stop_asked;       /* Python stops the engine from outside (to ask where the core
+                               * is, a pause, the end): the run stops before the next block,
+                               * uncounted (sim/hart/core.py) */
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
 } Turn;
