@@ -7,8 +7,8 @@ user's own source line and explained.
 | read-before-invalidate | a core reads a region page before the thread has invalidated the region (and before it wrote the page): on a card the cache may hold stale lines from before Python wrote it |
 | unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region |
 | invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
-| flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
-| stale-read | a core reads bytes of a stale line that it did not write: in strict mode, a line cached before Python wrote the region, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store wrote to DRAM under a line the cache held |
+| flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where prior lines hold 0xA5 bytes) |
+| stale-read | a core reads stale bytes, which it did not write: in strict mode, of a prior line (cached before Python wrote the region), on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store or a stand-in's noc.write wrote to DRAM under a line the cache held |
 | mixed-alias | a line is touched through the cached alias and through the uncached one |
 | noc-read-unflushed | a Tensix stand-in's noc.read (sim.noc.agent) reads bytes a core wrote and has not flushed: it gets DRAM's old bytes |
 | flush-over-noc-write | kmx_flush writes a line back over bytes a Tensix stand-in wrote to DRAM after the line was cached: a flush writes whole lines, and the stand-in's bytes are lost |
@@ -197,9 +197,9 @@ class Checker:
             return
         site, kind, offset = self._site(event), event.kind, event.offset
         if kind == Kind.READ_BEFORE_INVALIDATE:
-            self._stale_read(region, offset // PAGE, site)
+            self._read_before_invalidate(region, offset // PAGE, site)
         elif kind == Kind.STALE_READ:
-            self._stale_bytes_read(region, offset, event.size, event.under, site)
+            self._stale_read(region, offset, event.size, event.under, site)
         elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
             self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = site
         elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
@@ -210,7 +210,7 @@ class Checker:
             stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
             self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site)
 
-    def _stale_read(self, region: "Region", page: int, site) -> None:
+    def _read_before_invalidate(self, region: "Region", page: int, site) -> None:
         """A core read PAGE before any invalidate (fill.c; each core's first read of each
         page), at SITE. The finding is the first core's, at its line; the bytes each core
         read are known line by line (read_cores) and named when the findings are read
@@ -260,7 +260,7 @@ class Checker:
             mask = (1 << found.core) | 0x80  # (0x80: Python's reads on its behalf)
             start, end = self._read_by(region, bits, first, mask)
             if not end:  # (no line known: page-level reads only, Python's own)
-                pages = np.flatnonzero(region.cache.read_stale & np.uint8(mask))
+                pages = np.flatnonzero(region.cache.read_early & np.uint8(mask))
                 start, end = self._clip(region, int(pages[0]) * PAGE, (int(pages[-1]) + 1) * PAGE) if pages.size else (
                     found.start, found.end)
             others = [(n, *self._read_by(region, bits, first, 1 << n)) for n in range(CORES_PER_CLUSTER)]
@@ -412,7 +412,7 @@ class Checker:
             agent=(agent, file, line),
         )
 
-    def _stale_bytes_read(self, region: "Region", offset: int, size: int, uncached: bool, site) -> None:
+    def _stale_read(self, region: "Region", offset: int, size: int, uncached: bool, site) -> None:
         """A read at SITE of a stale line of REGION whose stale bytes are [OFFSET, OFFSET +
         SIZE) of the span; UNCACHED: bytes DRAM changed under the cached line."""
         start, end = self._clip(region, offset, offset + size)
