@@ -246,7 +246,7 @@ class CachedRegion:
         self.tile: Tile | None = None  # the card-size cache (use_tile)
         self.rescued: np.ndarray | None = None
         self._cached_lines = self._dirty_mask = self._dram_changed = self._side_mask = self._side = self._own_clean = None
-        self.hook_error: BaseException | None = None  # raised in on_uncached, for sim.hart.core
+        self.hook_error: BaseException | None = None  # raised in the on_uncached call (_uncached), for sim.hart.core
         self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.machine.cluster: the turn goes to Python)
         self._on_uncached = hooks.LINE_EVENT(_uncached(weakref.ref(self)))
         self.state = hooks.RegionState(

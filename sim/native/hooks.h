@@ -83,7 +83,8 @@ void tile_remove(Tile *t, uint64_t line, int hart);
 void tile_remove_range(Tile *t, uint64_t first, uint64_t end);
 
 /* What the cache model saw that Python words (events.c, queued: CacheEvent.kind), and
- * EVENT_UNCACHED, which Python's model answers at once (CachedRegion.on_uncached). */
+ * EVENT_UNCACHED, which Python's model answers at once (CachedRegion.on_uncached: the
+ * call sim/cache/model.py's _uncached makes). */
 enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, /* (3: no longer told) */ EVENT_UNCACHED = 4,
        EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
        EVENT_RESCUED = 9, EVENT_READ_BEFORE_INVALIDATE = 10 };
