@@ -56,11 +56,12 @@ Words. Each of these means one thing, in the model, sim/native and the checker a
   back wrote stale bytes (flush-wrote-stale-bytes). A line comes to hold them in two ways:
 - *prior* (strict mode): a line cached from before Python wrote the region, holding
   PRIOR_BYTE. `prior` (per page): its lines came in so, until an invalidate drops them;
-  `fresh` (per line): the bytes the thread wrote since; `prior_lines` (per page): how many
+  `fresh` (per line): the bytes the thread wrote since (all, once the line was written back
+  or left the cache); `prior_lines` (per page): how many
   of its lines still hold a prior byte the thread did not write.
 - *DRAM changed under* a cached line: an uncached store, or a Tensix stand-in's noc.write,
   wrote DRAM past the cache while it held the line, which keeps its old bytes.
-  `dram_changed` (per line): those bytes; a stale read of them is told `under`.
+  `dram_changed` (per line): those bytes; a stale read of them says so (its event's `under`).
 - *read early*: a page read before the thread's first invalidate of the region and before
   the page's first write (`read_early`: a bit a core): the checker's read-before-invalidate,
   stale on a card whose cache held the lines from before. A line marked READ_STALE (the
