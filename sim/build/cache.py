@@ -204,7 +204,7 @@ def keep_unindexed(kind: str, path: Path) -> Path:
     return kept
 
 
-STALE_SECONDS = 24 * 3600  # a build folder or an output this old, no manifest naming it, goes
+LEFTOVER_SECONDS = 24 * 3600  # a build folder or an output this old, no manifest naming it, goes
 
 
 def _prune(folder: Path, keep: set[Path]) -> None:
@@ -215,7 +215,7 @@ def _prune(folder: Path, keep: set[Path]) -> None:
         if path in keep or path.name == MANIFEST or path.suffix == ".tmp":
             continue
         try:
-            if now - path.stat().st_mtime > STALE_SECONDS:
+            if now - path.stat().st_mtime > LEFTOVER_SECONDS:
                 path.unlink()
         except OSError:
             pass
@@ -235,7 +235,7 @@ def scratch(kind: str) -> Iterator[Path]:
         folder = Path(tempfile.mkdtemp(dir=parent, prefix="build-"))
     for old in parent.glob("build-*"):
         try:
-            if old != folder and time.time() - old.stat().st_mtime > STALE_SECONDS:
+            if old != folder and time.time() - old.stat().st_mtime > LEFTOVER_SECONDS:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             pass

@@ -13,7 +13,7 @@ FORMAT), and each file's SHA-256. A link uses the files only while the manifest 
 ziglang installed, this file's recipe and the files' bytes; otherwise `shipped` raises
 LibraryError, which says what differs and how to build it again:
 
-    python -m komorebi.sim.build.libc            # build what is missing or stale
+    python -m komorebi.sim.build.libc            # build what is missing or out of date
     python -m komorebi.sim.build.libc --check    # say what is there, build nothing
     python -m komorebi.sim.build.libc --force    # build all of it again
 
@@ -349,8 +349,8 @@ def stop_group(process: subprocess.Popen) -> None:
 
 
 def build_all(where: Path | None = None, *, force: bool = False, say=None) -> list[str]:
-    """Build every CPU's library that is missing or stale in WHERE (default: the shipped
-    folder), all at once (one zig each, in parallel). Returns the CPUs built."""
+    """Build every CPU's library that is missing or out of date in WHERE (default: the
+    shipped folder), all at once (one zig each, in parallel). Returns the CPUs built."""
     where = where or folder()
     say = say or (lambda text: print(text, file=sys.stderr, flush=True))
     wanted = [cpu for cpu in CPUS.values() if force or problem(cpu, where) is not None]

@@ -5,10 +5,10 @@ user's own source line and explained.
 | kind | found when |
 | --- | --- |
 | read-before-invalidate | a core reads a region page before the thread has invalidated the region (and before it wrote the page): on a card the cache may hold stale lines from before Python wrote it |
-| unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region |
+| unflushed-write | the thread ends, or calls kmx_submit, with dirty lines in a region (with the card-size cache, or lines that only an eviction wrote back) |
 | invalidate-dropped-writes | kmx_invalidate drops dirty lines: their writes are lost |
-| flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where stale lines hold 0xA5 bytes) |
-| stale-read | a core reads bytes of a stale line that it did not write: in strict mode, a line cached before Python wrote the region, on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store wrote to DRAM under a line the cache held |
+| flush-wrote-stale-bytes | kmx_flush, or a line flush through CCACHE0_FLUSH64, writes back stale bytes the thread never wrote over Python's data (strict mode, where prior lines hold 0xA5 bytes) |
+| stale-read | a core reads stale bytes, which it did not write: in strict mode, of a prior line (cached before Python wrote the region), on a page it wrote first (a page read before it was written has its read-before-invalidate finding, at that read); in either mode, bytes an uncached store or a stand-in's noc.write wrote to DRAM under a line the cache held |
 | mixed-alias | a line is touched through the cached alias and through the uncached one |
 | noc-read-unflushed | a Tensix stand-in's noc.read (sim.noc.agent) reads bytes a core wrote and has not flushed: it gets DRAM's old bytes |
 | flush-over-noc-write | kmx_flush writes a line back over bytes a Tensix stand-in wrote to DRAM after the line was cached: a flush writes whole lines, and the stand-in's bytes are lost |
@@ -17,14 +17,22 @@ A stand-in's noc.write under a line the cache holds makes the line stale, as an 
 store does: a core's read of it before an invalidate is a stale-read, which names the
 stand-in and its Python line.
 
-Reads are seen a page at a time, when a core's engine first translates the page (sim.hart.core):
-the checker costs nothing on the fast path. A page read before any invalidate is watched
-from then until the invalidate (or its first write), an access at a time, so that a
-read-before-invalidate names the lines each core read (settle). A page with a stale line is watched
-(sim/native/watch.c): each access to it is seen, with its bytes, until no line of it is
-stale, so a stale read is found on any page, the reading instruction's line with it. The first write to each page is remembered
-(its pc, and its return address, so that a write inside memcpy names the caller), because
-an unflushed write is only known to be one when the thread ends.
+Reads are seen a page at a time, when a core's engine first translates the page (the TLB-fill
+hook, sim/native/fill.c): the checker costs nothing on the fast path. A page read before any
+invalidate is watched from then until the invalidate (or its first write), an access at a
+time, so that a read-before-invalidate names the lines each core read (settle). A page that
+may hold stale bytes is watched (sim/native/watch.c: one with a prior line the thread has not
+wholly written, and every page of a region whose lines are known one by one): each access to
+it is seen, with its bytes, so a stale read is found on any page, the reading instruction's
+line with it. What the model sees so reaches the checker as events (sim.cache.events: heard),
+on the cores' host thread, between turns. The first write to each page is remembered (its pc,
+and its return address, so that a write inside memcpy names the caller), because an
+unflushed write is only known to be one when the thread ends.
+
+Each kind has its method, which says the kind's words (its message, a function of the bytes
+the finding covers) and where it was made; `_mistake` does the rest for every kind: the
+bytes clipped to the region, the finding of that kind in that region grown if there is one,
+else a new one recorded (the words are said, and the source line found, only then).
 """
 
 from __future__ import annotations
@@ -96,6 +104,18 @@ def _each(cores: dict[int, tuple[int, int]], size: int) -> str:
     return ": " + _and([f"core {n} {_bytes(start, end, size)}" for n, (start, end) in sorted(cores.items())])
 
 
+def _span_of(lines: np.ndarray) -> tuple[int, int]:
+    """The span's bytes [start, end) from the first of LINES to the last ((0, 0): none)."""
+    if lines.size == 0:
+        return 0, 0
+    return int(lines.min()) * LINE, (int(lines.max()) + 1) * LINE
+
+
+# A kind's words: given a new finding's key, core and source line, its message as a function
+# of the bytes it covers (start, end), which grow as the mistake is found again.
+Words = Callable[[tuple[int, str], int, "SourceLine | None"], Callable[[int, int], str]]
+
+
 class Region(Protocol):
     """A region as the checker needs it (sim.machine.cluster.Region is one)."""
 
@@ -145,15 +165,16 @@ class Checker:
         # region ID: (core, source line) of the first access for which the L3 evicted a
         # dirty line of the region (the card-size cache): a missing flush rescued
         self._rescued_at: dict[int, tuple[int, object]] = {}
-        self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}
+        self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}  # each finding's message, for its bytes
         # each finding's cores, and the bytes of the region each touched: core -> (start, end)
         self._cores: dict[tuple[int, str], dict[int, tuple[int, int]]] = {}
         # stale-read findings whose bytes a core read again and again (a loop that waits on them)
         self._again: set[tuple[int, str]] = set()
-        # read-before-invalidate: its region, and the other cores that read it (core, start, end)
+        # by region ID, the region of a read-before-invalidate or a stale-read (settle's); and for
+        # a read-before-invalidate, the other cores that read it (core, start, end)
         self._regions: dict[int, "Region"] = {}
         self._others: dict[tuple[int, str], list[tuple[int, int, int]]] = {}
-        self.on_change: Callable[[Finding], None] | None = None  # told of a finding settle changed
+        self.on_change: Callable[[Finding], None] | None = None  # told of a finding that changed (grown, settled)
         # region ID: the Tensix stand-ins' writes to its DRAM since its last invalidate, the
         # last of each span, oldest first: (span start, end) -> (stand-in, file, line) (sim.noc.agent)
         self._noc_writes: dict[int, dict[tuple[int, int], tuple[str, str | None, int | None]]] = {}
@@ -197,9 +218,9 @@ class Checker:
             return
         site, kind, offset = self._site(event), event.kind, event.offset
         if kind == Kind.READ_BEFORE_INVALIDATE:
-            self._stale_read(region, offset // PAGE, site)
+            self._read_before_invalidate(region, offset // PAGE, site)
         elif kind == Kind.STALE_READ:
-            self._stale_bytes_read(region, offset, event.size, event.under, site)
+            self._stale_read(region, offset, event.size, event.under, site)
         elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
             self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = site
         elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
@@ -210,31 +231,25 @@ class Checker:
             stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
             self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site)
 
-    def _stale_read(self, region: "Region", page: int, site) -> None:
+    def _read_before_invalidate(self, region: "Region", page: int, site) -> None:
         """A core read PAGE before any invalidate (fill.c; each core's first read of each
         page), at SITE. The finding is the first core's, at its line; the bytes each core
         read are known line by line (read_cores) and named when the findings are read
-        (settle)."""
-        start, end = self._clip(region, page * PAGE, (page + 1) * PAGE)
-        if start >= end:
-            return
-        key = (region.id, READ_BEFORE_INVALIDATE)
-        if key in self._found:
-            return
-        core, source = site
-        core = 0 if core is None else core
-        where = _at(source)
-        self._regions[region.id] = region
-        self._record(
-            key, core, region, start, end, source,
-            lambda start, end: (
+        (settle), not as they come."""
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            where = _at(source)
+            return lambda start, end: (
                 f"core {core} read region {region.name!r} ({_bytes(start, end, region.size)}) "
                 f"{where}before the thread invalidated it.{self._others_text(key, region)} Python wrote "
                 "the region to DRAM, past the cache, and the cache may still hold stale lines from "
                 "before: on a card the core can read them instead of Python's data. Call "
                 f"kmx_invalidate({region.id}) before the first read."
-            ),
-        )
+            )
+
+        self._regions[region.id] = region  # (settle names the lines each core read)
+        self._mistake(READ_BEFORE_INVALIDATE, region, page * PAGE, (page + 1) * PAGE, site[0], site, words,
+                      again=False)
 
     def _others_text(self, key, region: "Region") -> str:
         others = self._others.get(key)
@@ -260,7 +275,7 @@ class Checker:
             mask = (1 << found.core) | 0x80  # (0x80: Python's reads on its behalf)
             start, end = self._read_by(region, bits, first, mask)
             if not end:  # (no line known: page-level reads only, Python's own)
-                pages = np.flatnonzero(region.cache.read_stale & np.uint8(mask))
+                pages = np.flatnonzero(region.cache.read_early & np.uint8(mask))
                 start, end = self._clip(region, int(pages[0]) * PAGE, (int(pages[-1]) + 1) * PAGE) if pages.size else (
                     found.start, found.end)
             others = [(n, *self._read_by(region, bits, first, 1 << n)) for n in range(CORES_PER_CLUSTER)]
@@ -303,23 +318,14 @@ class Checker:
     def _mixed(self, region: "Region", offset: int, now_cached: bool, site) -> None:
         """The line at OFFSET of REGION's span was touched through both aliases, at SITE;
         NOW_CACHED: the cached one is this access's."""
-        start, end = self._clip(region, offset, offset + LINE)
-        if start >= end:
-            return
-        key = (region.id, MIXED_ALIAS)
-        if key in self._found:
-            self._extend(key, start, end, site[0])
-            return
-        number, source = site
-        number = 0 if number is None else number
-        _, other = self._before(region, offset // PAGE, not now_cached)
-        this_way, that_way = ("cached", "uncached") if now_cached else ("uncached", "cached")
-        where = _at(source)
-        earlier = f"at line {other.line}" if other is not None else "before"
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
-                f"core {number} touched region {region.name!r} ({_bytes(start, end, region.size)}) "
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            _, other = self._before(region, offset // PAGE, not now_cached)
+            this_way, that_way = ("cached", "uncached") if now_cached else ("uncached", "cached")
+            where = _at(source)
+            earlier = f"at line {other.line}" if other is not None else "before"
+            return lambda start, end: (
+                f"core {core} touched region {region.name!r} ({_bytes(start, end, region.size)}) "
                 f"through the {this_way} alias {where}after the thread touched the same lines "
                 f"through the {that_way} alias {earlier}. The two are not coherent: the "
                 "uncached alias reads and writes DRAM past the cache, so a store through one "
@@ -327,8 +333,9 @@ class Checker:
                 "writes a dirty line back, or an invalidate drops a stale one). Use one alias "
                 "for a line; to change, flush the line (kmx_flush, or CCACHE0_FLUSH64) "
                 "before the uncached access, and drop it again before the next cached one."
-            ),
-        )
+            )
+
+        self._mistake(MIXED_ALIAS, region, offset, offset + LINE, site[0], site, words)
 
     def noc_wrote(self, region: "Region", start: int, end: int, agent: str, file: str | None, line: int | None) -> None:
         """Tensix stand-in AGENT's noc.write at FILE:LINE wrote [START, END) of REGION's span
@@ -354,20 +361,11 @@ class Checker:
                        line: int | None) -> None:
         """Tensix stand-in AGENT's noc.read at FILE:LINE read LINES of REGION from DRAM while a
         core's writes to them were still dirty in the cache."""
-        start, end = self._line_range(region, lines)
-        if start >= end:
-            return
-        key = (region.id, NOC_READ_UNFLUSHED)
-        writers = self._writers(region, lines)
-        if key in self._found:
-            self._extend(key, start, end, cores=writers)
-            return
-        core, source = self._writer(region, lines)
-        wrote = f" at line {source.line}" if source is not None else ""
-        at = f" at {PurePath(file).name}:{line}" if file else ""
-        self._record(
-            key, core or 0, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            wrote = f" at line {source.line}" if source is not None else ""
+            at = f" at {PurePath(file).name}:{line}" if file else ""
+            return lambda start, end: (
                 f"agent {agent!r} read region {region.name!r} ({_bytes(start, end, region.size)}) from "
                 f"DRAM{at} (noc.read), but {_who(self._cores[key])} had written those bytes{wrote}"
                 f"{_each(self._cores[key], region.size)} and not flushed them: "
@@ -375,9 +373,10 @@ class Checker:
                 "Tensix core reads DRAM past that cache. Call "
                 f"kmx_flush({region.id}) after the last write and before the thread says the data "
                 "is ready (before it writes or flushes its flag)."
-            ),
-            agent=(agent, file, line), cores=writers,
-        )
+            )
+
+        self._mistake(NOC_READ_UNFLUSHED, region, *_span_of(lines), None, lambda: self._writer(region, lines), words,
+                      cores=self._writers(region, lines), agent=(agent, file, line))
 
     def flush_over_noc(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
         """CORE's kmx_flush of REGION wrote LINES back over bytes that reached DRAM past the
@@ -387,20 +386,12 @@ class Checker:
         writers = [(line, writer) for line, writer in writers if writer is not None]
         if not writers:
             return
-        start, end = self._line_range(region, np.array([line for line, _ in writers]))
-        if start >= end:
-            return
-        key = (region.id, FLUSH_OVER_NOC_WRITE)
-        if key in self._found:
-            self._extend(key, start, end, core.number)
-            return
-        number, source = self._here(core, core.call_pc())
         agent, file, line = writers[0][1]
-        where = _at(source)
-        at = f" at {PurePath(file).name}:{line}" if file else ""
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, number: int, source) -> Callable[[int, int], str]:
+            where = _at(source)
+            at = f" at {PurePath(file).name}:{line}" if file else ""
+            return lambda start, end: (
                 f"kmx_flush({region.id}) {where}wrote lines of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}) back over bytes agent {agent!r} had written to DRAM"
                 f"{at} (noc.write) after the cache took the lines: a flush writes whole 64-byte lines, "
@@ -408,57 +399,50 @@ class Checker:
                 "the Tensix side writes and what the thread writes on lines of their own (a flag each "
                 f"way, 64 bytes apart), or drop the lines (kmx_invalidate({region.id})) before the "
                 "thread writes them."
-            ),
-            agent=(agent, file, line),
-        )
+            )
 
-    def _stale_bytes_read(self, region: "Region", offset: int, size: int, uncached: bool, site) -> None:
-        """A read at SITE of a stale line of REGION whose stale bytes are [OFFSET, OFFSET +
-        SIZE) of the span; UNCACHED: bytes DRAM changed under the cached line."""
-        start, end = self._clip(region, offset, offset + size)
-        if start >= end:
-            return
-        key = (region.id, STALE_READ)
-        self._regions[region.id] = region  # (settle looks for a read made again)
-        if key in self._found:
-            self._extend(key, start, end, site[0])
-            return
-        number, source = site
-        number = 0 if number is None else number
-        where = _at(source)
-        writer = self._noc_writer(region, offset) if uncached else None
-        if writer is not None:
-            self._noc_stale_read(key, region, start, end, number, source, writer)
-            return
-        why = ("while an uncached store wrote DRAM under them" if uncached else
+        self._mistake(FLUSH_OVER_NOC_WRITE, region, *_span_of(np.array([line for line, _ in writers])), core.number,
+                      lambda: self._here(core, core.call_pc()), words, agent=(agent, file, line))
+
+    def _stale_read(self, region: "Region", offset: int, size: int, under: bool, site) -> None:
+        """A read at SITE of REGION's stale bytes [OFFSET, OFFSET + SIZE) of the span: UNDER,
+        bytes DRAM changed under the cached line (a Tensix stand-in's noc.write names it),
+        else a prior line's (strict mode)."""
+        why = ("while an uncached store wrote DRAM under them" if under else
                "from before Python wrote the region")
         fix = (f"Drop the lines after an uncached store (kmx_invalidate({region.id}), or "
-               "CCACHE0_FLUSH64 of each) before a cached read of them." if uncached else
+               "CCACHE0_FLUSH64 of each) before a cached read of them." if under else
                f"Call kmx_invalidate({region.id}) before the thread first reads or writes the region.")
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            where = _at(source)
+            return lambda start, end: (
                 f"{_who(self._cores[key])} read stale bytes of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}{_each(self._cores[key], region.size)})"
                 f"{' ' + where.strip() if where else ''}: the "
                 f"cache held those lines {why}, and the thread had not written those bytes, so "
                 "it read what the cache held instead of "
-                + ("DRAM's bytes." if uncached else "Python's data (in strict mode 0xA5 bytes, 2779096485 "
+                + ("DRAM's bytes." if under else "Python's data (in strict mode 0xA5 bytes, 2779096485 "
                    "as a uint32). A write refills nothing: the bytes the thread did not write stay as "
                    "the cache held them.")
                 + f" {fix}"
-            ),
-        )
+            )
 
-    def _noc_stale_read(self, key, region: "Region", start: int, end: int, number: int, source, writer) -> None:
-        """Core NUMBER read at SOURCE stale bytes [START, END) of REGION that Tensix
-        stand-in WRITER (name, file, line) had written to DRAM under the cached lines."""
+        self._regions[region.id] = region  # (settle looks for a read made again)
+        writer = self._noc_writer(region, offset) if under else None
+        if writer is not None:
+            words = self._noc_stale_words(region, writer)
+        self._mistake(STALE_READ, region, offset, offset + size, site[0], site, words, agent=writer)
+
+    def _noc_stale_words(self, region: "Region", writer) -> Words:
+        """The words of a stale-read of bytes of REGION that Tensix stand-in WRITER (name,
+        file, line) had written to DRAM under the cached lines."""
         agent, file, line = writer
-        where = _at(source)
         at = f" at {PurePath(file).name}:{line}" if file else ""
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            where = _at(source)
+            return lambda start, end: (
                 f"{_who(self._cores[key])} read stale bytes of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}{_each(self._cores[key], region.size)})"
                 f"{' ' + where.strip() if where else ''}: agent "
@@ -471,9 +455,9 @@ class Checker:
                    if key in self._again else
                    f"Call kmx_invalidate({region.id}) after the thread sees that the data is ready (its "
                    "flag) and before it reads the data.")
-            ),
-            agent=writer,
-        )
+            )
+
+        return words
 
     def _writer(self, region: "Region", lines: np.ndarray):
         """(core, source line) of the first write to the first of LINES."""
@@ -496,44 +480,34 @@ class Checker:
                   rescued: np.ndarray | None = None) -> None:
         """The thread ended (or SUBMIT_CORE called kmx_submit) with LINES of REGION dirty,
         or written back only by the L3's evictions (RESCUED, of them: the card-size cache)."""
-        start, end = self._line_range(region, lines)
-        if start >= end:
-            return
-        key = (region.id, UNFLUSHED_WRITE)
-        writers = self._writers(region, lines)
-        if key in self._found:
-            self._extend(key, start, end, cores=writers)
-            return
-        core, source = self._writer(region, lines)
-        if rescued is not None and rescued.size:
-            self._record(key, core or 0, region, start, end, source,
-                         self._rescued_message(region, key, source, int(rescued.size)), cores=writers)
-            return
-        if submit_core is not None:
-            _, at = self._here(submit_core, submit_core.call_pc())
-            when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
-            why = (
-                "A submission says the work so far is done, but these bytes were only in the "
-                "cache: whatever reads the region's DRAM then (a Tensix kernel, the host) gets "
-                f"the old bytes. Call kmx_flush({region.id}) before kmx_submit()."
-            )
-        else:
-            when = "when the thread ended"
-            if self.coherence == "strict":
-                why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back would write them when the thread ended, too late for anything that reads the region's DRAM before (a Tensix kernel, the host)."
+
+        def words(key, core: int, source) -> Callable[[int, int], str]:
+            if rescued is not None and rescued.size:
+                return self._rescued_message(region, key, source, int(rescued.size))
+            if submit_core is not None:
+                _, at = self._here(submit_core, submit_core.call_pc())
+                when = f"when core {submit_core.number} called kmx_submit" + (f" at line {at.line}" if at else "")
+                why = (
+                    "A submission says the work so far is done, but these bytes were only in the "
+                    "cache: whatever reads the region's DRAM then (a Tensix kernel, the host) gets "
+                    f"the old bytes. Call kmx_flush({region.id}) before kmx_submit()."
+                )
             else:
-                why = "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. That comes only at the end: anything that reads the region's DRAM before it (a Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed back, so does Python."
-            why += f" Call kmx_flush({region.id}) after the last write."
-        where = _at(source)
-        self._record(
-            key, core or 0, region, start, end, source,
-            lambda start, end: (
+                when = "when the thread ended"
+                if self.coherence == "strict":
+                    why = "Nothing hands them back in strict mode, so they never reached DRAM and Python reads the old bytes. On a card the library's hand-back would write them when the thread ended, too late for anything that reads the region's DRAM before (a Tensix kernel, the host)."
+                else:
+                    why = "The library's hand-back wrote them to DRAM when the thread ended, so Python sees them here. That comes only at the end: anything that reads the region's DRAM before it (a Tensix kernel, the host) gets the old bytes, and in strict mode, where nothing is handed back, so does Python."
+                why += f" Call kmx_flush({region.id}) after the last write."
+            where = _at(source)
+            return lambda start, end: (
                 f"{_who(self._cores[key])} wrote region {region.name!r} ({_bytes(start, end, region.size)}"
                 f"{_each(self._cores[key], region.size)}){' ' + where.strip() if where else ''}, and the lines "
                 f"were still dirty in the cache {when}. {why}"
-            ),
-            cores=writers,
-        )
+            )
+
+        self._mistake(UNFLUSHED_WRITE, region, *_span_of(lines), None, lambda: self._writer(region, lines), words,
+                      cores=self._writers(region, lines))
 
     def _rescued_message(self, region: "Region", key, source, count: int) -> Callable[[int, int], str]:
         """The unflushed-write KEY's message when COUNT of its lines reached DRAM only by the
@@ -552,27 +526,21 @@ class Checker:
 
     def dropped(self, region: "Region", lines: np.ndarray, core: "Core") -> None:
         """CORE's kmx_invalidate dropped LINES of REGION, which were dirty."""
-        start, end = self._line_range(region, lines)
-        if start >= end:
-            return
-        key = (region.id, INVALIDATE_DROPPED_WRITES)
-        if key in self._found:
-            self._extend(key, start, end, core.number)
-            return
-        number, source = self._here(core, core.call_pc())
-        writer, written_at = self._writer(region, lines)
-        wrote = f", written at line {written_at.line}," if written_at is not None else ""
-        where = _at(source)
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, number: int, source) -> Callable[[int, int], str]:
+            _, written_at = self._writer(region, lines)
+            wrote = f", written at line {written_at.line}," if written_at is not None else ""
+            where = _at(source)
+            return lambda start, end: (
                 f"kmx_invalidate({region.id}) {where}dropped dirty lines of region "
                 f"{region.name!r} ({_bytes(start, end, region.size)}){wrote} before they "
                 "were flushed: those writes are lost, and DRAM keeps the old bytes. Flush "
                 f"the region (kmx_flush({region.id})) before invalidating it, or invalidate "
                 "it before the thread writes, not after."
-            ),
-        )
+            )
+
+        self._mistake(INVALIDATE_DROPPED_WRITES, region, *_span_of(lines), core.number,
+                      lambda: self._here(core, core.call_pc()), words)
 
     def stale_flush(self, region: "Region", stale: np.ndarray, core: "Core | None" = None,
                     how: str | None = None, site=None) -> None:
@@ -580,26 +548,44 @@ class Checker:
         back STALE bytes (span byte offsets) the thread never wrote."""
         if stale.size == 0:
             return
-        start, end = self._clip(region, int(stale.min()), int(stale.max()) + 1)
-        if start >= end:
-            return
-        key = (region.id, FLUSH_WROTE_STALE_BYTES)
-        number, source = site if site is not None else self._here(core, core.call_pc())
-        if key in self._found:
-            self._extend(key, start, end, number)
-            return
-        where = _at(source)
         flush = how or f"kmx_flush({region.id})"
-        self._record(
-            key, number, region, start, end, source,
-            lambda start, end: (
+
+        def words(key, number: int, source) -> Callable[[int, int], str]:
+            where = _at(source)
+            return lambda start, end: (
                 f"{flush} {where}wrote back bytes of region {region.name!r} "
                 f"({_bytes(start, end, region.size)}) that the thread never wrote: they "
                 "came from stale lines in the cache, which the thread had written only in "
                 "part, and they overwrote Python's data in DRAM. Call "
                 f"kmx_invalidate({region.id}) before the thread first writes the region."
-            ),
-        )
+            )
+
+        self._mistake(FLUSH_WROTE_STALE_BYTES, region, int(stale.min()), int(stale.max()) + 1,
+                      site[0] if site is not None else core.number,
+                      site if site is not None else (lambda: self._here(core, core.call_pc())), words)
+
+    # -- one finding, of any kind --------------------------------------------------------------
+
+    def _mistake(self, kind: str, region: "Region", start: int, end: int, core: int | None, site, words: Words,
+                 *, cores: dict[int, tuple[int, int]] | None = None, agent: tuple | None = None,
+                 again: bool = True) -> None:
+        """The mistake KIND in bytes [START, END) of REGION's span, clipped to the region
+        (nothing where none of them is in it). A finding of KIND in REGION already made
+        grows by them (AGAIN; CORE's bytes, or CORES', each its own); else a new one names
+        SITE, (core number, source line) or a function that finds them (called only then),
+        and AGENT, a Tensix stand-in's (name, file, line). WORDS(key, core, source) gives
+        its message as a function of the bytes it covers (start, end)."""
+        start, end = self._clip(region, start, end)
+        if start >= end:
+            return
+        key = (region.id, kind)
+        if key in self._found:
+            if again:
+                self._extend(key, start, end, core, cores)
+            return
+        number, source = site() if callable(site) else site
+        number = 0 if number is None else number
+        self._record(key, number, region, start, end, source, words(key, number, source), agent=agent, cores=cores)
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -618,9 +604,8 @@ class Checker:
         return max(start - region.offset, 0), min(end - region.offset, region.size)
 
     def _line_range(self, region: "Region", lines: np.ndarray) -> tuple[int, int]:
-        if lines.size == 0:
-            return 0, 0
-        return self._clip(region, int(lines.min()) * LINE, (int(lines.max()) + 1) * LINE)
+        """The bytes of REGION from the first of LINES to the last, clipped: (start, end)."""
+        return self._clip(region, *_span_of(lines)) if lines.size else (0, 0)
 
     def _record(self, key, core: int, region: "Region", start: int, end: int, source,
                 message: Callable[[int, int], str], agent: tuple | None = None,

@@ -41,8 +41,8 @@ class CacheEvent:
     """KIND, about [OFFSET, OFFSET + SIZE) of REGION's span (its ID), seen at core CORE's
     access (None: Python's own, or a Tensix stand-in's) at PC, whose frames' return
     addresses are RETURNS (innermost first). UNDER: a stale read's bytes are ones DRAM
-    changed under the cached line (an uncached store's, a stand-in's), not a line stale
-    from before Python wrote the region (strict mode)."""
+    changed under the cached line (an uncached store's, a stand-in's), not a prior line's
+    (strict mode: cached from before Python wrote the region)."""
 
     kind: Kind
     region: int

@@ -24,10 +24,10 @@ runs each against one reference):
   dropped lines' clean bytes back. This is exact because in card mode nothing but this
   cache writes the region's DRAM while the thread runs, and the hand-back at the end
   would write every dirty line anyway.
-- copy-on-write (strict mode, where stale lines hold other bytes than DRAM): the view is
+- copy-on-write (strict mode, where prior lines hold other bytes than DRAM's): the view is
   memory of its own (sim.memory.dram.View) that shows the region as loaded until written: a fill
   copies nothing, unless a flush has changed DRAM's page since (then it copies). A
-  non-stale page's clean bytes are DRAM's; a stale page's are copied at its first write.
+  page's clean bytes are DRAM's; a prior page's are copied at its first write.
 - copying: a fill copies DRAM's page into the view, and the first write to a page copies
   it aside, to compare with. Used where something else may write the region's DRAM during
   the run: a region of cluster 2 or 3 that the other cluster's thread can reach in bank
@@ -46,9 +46,30 @@ The model never calls the engine. After `invalidate`, `flush` and `hand_back` th
 must drop the engines' TLB entries, so that the next access comes through the fill hook
 again.
 
-Strict mode (docs/memory-model.md) starts every line cached and clean but *stale*: the view holds
-STALE_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A stale
+Strict mode (docs/memory-model.md) starts every line cached and clean, a *prior* line: the view
+holds PRIOR_BYTE everywhere, not DRAM's bytes, until an invalidate drops the lines. (A prior
 page's clean bytes are not DRAM's: its first write copies it aside, as when copying.)
+
+Words. Each of these means one thing, in the model, sim/native and the checker alike:
+- *stale*: bytes a cached line holds that are not DRAM's, and that the thread did not write
+  there. A read of them is a stale read (the checker's stale-read); a flush that writes them
+  back wrote stale bytes (flush-wrote-stale-bytes). A line comes to hold them in two ways:
+- *prior* (strict mode): a line cached from before Python wrote the region, holding
+  PRIOR_BYTE. `prior` (per page): its lines came in so, until an invalidate drops them;
+  `fresh` (per line): the bytes the thread wrote since (all, once the line was written back
+  or left the cache); `prior_lines` (per page): how many
+  of its lines still hold a prior byte the thread did not write.
+- *DRAM changed under* a cached line: an uncached store, or a Tensix stand-in's noc.write,
+  wrote DRAM past the cache while it held the line, which keeps its old bytes.
+  `dram_changed` (per line): those bytes; a stale read of them says so (its event's `under`).
+- *read early*: a page read before the thread's first invalidate of the region and before
+  the page's first write (`read_early`: a bit a core): the checker's read-before-invalidate,
+  stale on a card whose cache held the lines from before. A line marked READ_STALE (the
+  picture's `s`) was read early, or had a stale read.
+- *peek*: to read bytes with no side effect, for the simulator's own eyes (`peek`); a core
+  asked where it is from another thread is not peeked but asked (sim.hart.core, `place`).
+A build, a page translation or a decoded instruction that no longer holds is out of date,
+not stale.
 
 What happened to each line is kept for the checker and the picture (sim.cache.checker): per page,
 whether it was filled from DRAM and which cores read it before any invalidate and before
@@ -79,8 +100,8 @@ WORDS_PER_LINE = LINE // 8
 _NO_LINES = np.zeros(0, dtype=np.int64)
 CHUNK_PAGES = 1024  # pages compared and written back at a time (4 MiB): no big temporaries
 
-STALE_BYTE = 0xA5  # what a stale line holds in strict mode: a uint32 of them is 2779096485
-STALE_WORD = 0xA5A5A5A5
+PRIOR_BYTE = 0xA5  # what a prior line holds (strict mode): a uint32 of them is 2779096485
+PRIOR_WORD = 0xA5A5A5A5
 
 # Where a written page's clean bytes are (CachedRegion._reference).
 IN_DRAM, CLEAN_COPY, LOADED = range(3)
@@ -198,10 +219,10 @@ class CachedRegion:
         self._copy_fill = np.zeros(pages, np.uint8) if own is None else own
         self._own_pages = own
         # What happened, for the checker and the picture.
-        self.stale = np.zeros(pages, np.uint8)  # strict mode: the page's lines hold STALE_BYTE
+        self.prior = np.zeros(pages, np.uint8)  # strict mode: the page's lines are prior ones
         self.loaded = np.zeros(pages, np.uint8)  # filled from DRAM at least once
         self.written = np.zeros(pages, np.uint8)  # written by the thread at least once
-        self.read_stale = np.zeros(pages, np.uint8)  # read before any invalidate or write: a bit a core
+        self.read_early = np.zeros(pages, np.uint8)  # read before any invalidate or write: a bit a core
         self.read_cores = np.zeros(pages * LINES_PER_PAGE, np.uint8)  # the lines so read: a bit a core
         self.write_pc = np.zeros(pages, np.uint64)  # the first write since the page was clean
         self.write_ra = np.zeros(pages, np.uint64)
@@ -209,14 +230,14 @@ class CachedRegion:
         self.read_pc = np.zeros(pages, np.uint64)  # the first read the fill hook saw
         self.read_ra = np.zeros(pages, np.uint64)
         self.line_events = np.zeros(pages * LINES_PER_PAGE, dtype=np.uint8)
-        self._unpainted: np.ndarray | None = None  # strict mode: pages not yet made stale
+        self._unpainted: np.ndarray | None = None  # strict mode: prior pages not yet painted
         # An access at a time (sim/native/watch.c): per page, a bit per line a line flush
-        # dropped before any invalidate; strict mode (start_stale): per line, the bytes the
-        # thread wrote since the line was stale, and whether its stale read was told; per
-        # page, how many of its lines still hold stale bytes.
+        # dropped before any invalidate; strict mode (start_prior_lines): per line, the bytes the
+        # thread wrote since the line was prior, and whether its stale read was told; per
+        # page, how many of its lines still hold prior bytes.
         self.dropped = np.zeros(pages, np.uint64)
         self._fresh: np.ndarray | None = None
-        self._stale_lines: np.ndarray | None = None
+        self._prior_lines: np.ndarray | None = None
         self._told: np.ndarray | None = None
         # Lines known one by one (know_lines): per page, the lines in the cache, those written
         # since clean, and those touched through each alias; per line, the bytes DRAM changed
@@ -225,8 +246,8 @@ class CachedRegion:
         self.lines_known = False
         self.tile: Tile | None = None  # the card-size cache (use_tile)
         self.rescued: np.ndarray | None = None
-        self._cached_lines = self._dirty_mask = self._uc_stale = self._side_mask = self._side = self._own_clean = None
-        self.hook_error: BaseException | None = None  # raised in on_uncached, for sim.hart.core
+        self._cached_lines = self._dirty_mask = self._dram_changed = self._side_mask = self._side = self._own_clean = None
+        self.hook_error: BaseException | None = None  # raised in the on_uncached call (_uncached), for sim.hart.core
         self.on_hook_error: Callable[[], None] | None = None  # told at once (sim.machine.cluster: the turn goes to Python)
         self._on_uncached = hooks.LINE_EVENT(_uncached(weakref.ref(self)))
         self.state = hooks.RegionState(
@@ -234,10 +255,10 @@ class CachedRegion:
             dram=hooks.pointer(dram),
             filled=hooks.pointer(self._filled),
             writable=hooks.pointer(self._writable),
-            stale=hooks.pointer(self.stale),
+            prior=hooks.pointer(self.prior),
             loaded=hooks.pointer(self.loaded),
             written=hooks.pointer(self.written),
-            read_stale=hooks.pointer(self.read_stale),
+            read_early=hooks.pointer(self.read_early),
             copy_fill=hooks.pointer(self._copy_fill),
             write_pc=hooks.pointer(self.write_pc, ctypes.c_uint64),
             write_ra=hooks.pointer(self.write_ra, ctypes.c_uint64),
@@ -281,23 +302,23 @@ class CachedRegion:
         """The thread has invalidated the region at least once."""
         return bool(self.state.invalidated)
 
-    def start_stale(self) -> None:
-        """Strict mode: every line cached, clean, holding stale bytes instead of DRAM's.
+    def start_prior_lines(self) -> None:
+        """Strict mode: every line cached and clean, a prior line: PRIOR_BYTE, not DRAM's bytes.
         A page is painted with them at its first touch, so that an untouched region
         costs no memory."""
-        self._keep_clean_copies()  # a stale page's clean bytes are not DRAM's
+        self._keep_clean_copies()  # a prior page's clean bytes are not DRAM's
         self._filled[:] = 1
-        self.stale[:] = 1
+        self.prior[:] = 1
         self._unpainted = np.ones(self.pages, np.uint8)
         self.state.unpainted = hooks.pointer(self._unpainted)
         lines = self.pages * LINES_PER_PAGE
         self._fresh = np.zeros(lines, np.uint64)  # (zeros: calloc's, untouched pages)
-        self._stale_lines = np.full(self.pages, LINES_PER_PAGE, np.uint8)
+        self._prior_lines = np.full(self.pages, LINES_PER_PAGE, np.uint8)
         self._told = np.zeros(lines, np.uint8)
         self.state.fresh = hooks.pointer(self._fresh, ctypes.c_uint64)
-        self.state.stale_lines = hooks.pointer(self._stale_lines)
+        self.state.prior_lines = hooks.pointer(self._prior_lines)
         self.state.told = hooks.pointer(self._told)
-        self._keep_dirty_mask()  # (a store to a stale line is seen: dirty, whatever it stores)
+        self._keep_dirty_mask()  # (a store to a prior line is seen: dirty, whatever it stores)
 
     def _keep_dirty_mask(self) -> None:
         """Keep, per line, whether a store the watch saw (sim/native/watch.c) made it dirty."""
@@ -327,7 +348,7 @@ class CachedRegion:
         self._cc_touched = np.where(touched, full, np.uint64(0)).astype(np.uint64)
         self._uc_touched = np.zeros(self.pages, np.uint64)
         self._mixed_told = np.zeros(self.pages, np.uint64)
-        self._uc_stale = np.zeros(lines, np.uint64)
+        self._dram_changed = np.zeros(lines, np.uint64)
         if self._told is None:
             self._told = np.zeros(lines, np.uint8)
             self.state.told = hooks.pointer(self._told)
@@ -340,7 +361,7 @@ class CachedRegion:
         else:
             self._own_clean = np.zeros(self.pages, np.uint8)
             state.own_clean = hooks.pointer(self._own_clean)
-        for name in ("cached_lines", "cc_touched", "uc_touched", "mixed_told", "uc_stale"):
+        for name in ("cached_lines", "cc_touched", "uc_touched", "mixed_told", "dram_changed"):
             setattr(state, name, hooks.pointer(getattr(self, "_" + name), ctypes.c_uint64))
         state.lines_known = 1
         self.lines_known = True
@@ -351,10 +372,6 @@ class CachedRegion:
         if self._told is None:
             return False
         return bool((self._told[start // LINE : -(-end // LINE)] & hooks.TOLD_AGAIN).any())
-
-    def uc_stale_at(self, offset: int) -> int:
-        """The stale bytes an uncached store left in the line at OFFSET of the span, as a mask."""
-        return int(self._uc_stale[offset // LINE]) if self.lines_known else 0
 
     def use_tile(self, tile: Tile) -> None:
         """The card-size cache: every page watched, each access counted in TILE's levels,
@@ -386,7 +403,7 @@ class CachedRegion:
     def _written_back(self, lines: np.ndarray) -> None:
         """LINES were written back whole: nothing an uncached store wrote under them stays."""
         if self.lines_known and lines.size:
-            self._uc_stale[lines] = 0
+            self._dram_changed[lines] = 0
             if self._side_mask is not None:
                 self._side_mask[lines] = 0
 
@@ -395,13 +412,13 @@ class CachedRegion:
         if self._fresh is None or lines.size == 0:
             return
         pages = lines // LINES_PER_PAGE
-        lines = lines[self.stale[pages] == 1]
+        lines = lines[self.prior[pages] == 1]
         if lines.size == 0:
             return
         self._fresh[lines] = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
         for page in np.unique(lines // LINES_PER_PAGE).tolist():
             row = self._fresh[page * LINES_PER_PAGE : (page + 1) * LINES_PER_PAGE]
-            self._stale_lines[page] = int(np.count_nonzero(row != np.uint64(0xFFFF_FFFF_FFFF_FFFF)))
+            self._prior_lines[page] = int(np.count_nonzero(row != np.uint64(0xFFFF_FFFF_FFFF_FFFF)))
 
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
@@ -409,13 +426,13 @@ class CachedRegion:
         """SIZE bytes at OFFSET of the span as a core's load would see them, changing
         nothing (a debugger's look, sim.debug.stub): a page not in the cache reads as the
         fill would load it (sim/native/fill.c, access), DRAM's bytes or, strict mode's
-        stale page, STALE_BYTE."""
+        prior page, PRIOR_BYTE."""
         out = bytearray()
         for page in range(offset // PAGE, (offset + max(size, 1) - 1) // PAGE + 1):
             start = page * PAGE
             data = self.view[start : start + PAGE]
-            if self._unpainted is not None and self._unpainted[page] and self.stale[page]:
-                data = np.full(PAGE, STALE_BYTE, np.uint8)  # (painted at the first touch)
+            if self._unpainted is not None and self._unpainted[page] and self.prior[page]:
+                data = np.full(PAGE, PRIOR_BYTE, np.uint8)  # (painted at the first touch)
             if not self._filled[page] and (self.state.copy_all or self._copy_fill[page]):
                 data = self.dram[start : start + PAGE]
             out += data.tobytes()
@@ -471,13 +488,13 @@ class CachedRegion:
 
     def _reference(self, start: int, end: int) -> np.ndarray:
         """Where the clean bytes of pages [START, END) are, page by page: DRAM's
-        (copy-on-write), copied aside at the first write (copying, stale pages, direct
+        (copy-on-write), copied aside at the first write (copying, prior pages, direct
         pages written back since loaded), or the bytes loaded (direct)."""
         if self.copying:
             return np.full(end - start, CLEAN_COPY, np.uint8)
         if self.direct:
             return np.where(self._as_loaded[start:end] == 1, LOADED, CLEAN_COPY).astype(np.uint8)
-        own = self.stale[start:end] == 1
+        own = self.prior[start:end] == 1
         if self._own_clean is not None:  # (DRAM changed under a cached line: sim/native/watch.c)
             own |= self._own_clean[start:end] == 1
         return np.where(own, CLEAN_COPY, IN_DRAM).astype(np.uint8)
@@ -508,7 +525,7 @@ class CachedRegion:
     def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
         """The dirty lines of written pages [START, END): those written since clean where
         lines are known one by one (a store of a line's own bytes too); elsewhere those a
-        store the watch saw made dirty (strict mode's stale lines), and those whose bytes
+        store the watch saw made dirty (strict mode's prior lines), and those whose bytes
         differ from their clean ones."""
         lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
         seen = _NO_LINES
@@ -551,12 +568,12 @@ class CachedRegion:
 
     def stale_bytes(self, lines: np.ndarray) -> np.ndarray:
         """Byte offsets of the bytes of LINES that the thread has not written since the line
-        was stale (strict mode: sim/native/watch.c keeps the bytes it wrote, `fresh`): what a
+        was prior (strict mode: sim/native/watch.c keeps the bytes it wrote, `fresh`): what a
         flush of them writes back of the cache's stale bytes. Which bytes were written is
         known, not guessed from the bytes they hold."""
         if self._fresh is None or lines.size == 0:
             return _NO_LINES
-        lines = lines[self.stale[lines // LINES_PER_PAGE] == 1]
+        lines = lines[self.prior[lines // LINES_PER_PAGE] == 1]
         unwritten = ~self._fresh[lines]
         lines, unwritten = lines[unwritten != 0], unwritten[unwritten != 0]
         if lines.size == 0:
@@ -588,7 +605,7 @@ class CachedRegion:
         self._fresh_again(lines)
         # (the lines written back over bytes that reached DRAM past the cache since they were
         # cached: a Tensix stand-in's noc.write, or the uncached alias's store; the checker's)
-        self.overwritten = lines[self._uc_stale[lines] != 0] if self.lines_known and lines.size else _NO_LINES
+        self.overwritten = lines[self._dram_changed[lines] != 0] if self.lines_known and lines.size else _NO_LINES
         self._written_back(lines)
         if self.rescued is not None:  # the region is flushed now, as it should have been
             self.rescued[:] = 0
@@ -670,7 +687,7 @@ class CachedRegion:
         # read before an invalidate: the lines a core read (sim/native/fill.c keeps them),
         # or the whole page where no line is known (a page-level access of Python's)
         read = self.read_cores != 0
-        unknown = (self.read_stale != 0) & ~read.reshape(self.pages, LINES_PER_PAGE).any(axis=1)
+        unknown = (self.read_early != 0) & ~read.reshape(self.pages, LINES_PER_PAGE).any(axis=1)
         read |= np.repeat(unknown, LINES_PER_PAGE)
         states[read] = np.maximum(states[read], READ_STALE)
         return states

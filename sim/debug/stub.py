@@ -22,7 +22,7 @@ instructions when gdb continues). What stops a core:
 Every step counts as on the card: cycles, turns and the cache see the same instructions
 with gdb attached as without (breakpoints do not change the code). gdb reads memory as the
 core would load it (a region's page not in the cache reads as its fill would: DRAM's
-bytes, or a strict-mode stale line's), but its reads change nothing: no line is filled,
+bytes, or a strict-mode prior line's), but its reads change nothing: no line is filled,
 no finding is gdb's. Its writes go through the cache model as a store of the core's: the
 line is dirty, and an unflushed one is found as the thread's.
 The code reads as the compiler wrote it, as the thread's own loads do (not the loader's

@@ -150,15 +150,15 @@ class Core:
         self._interrupted = False  # stopped from outside: the run is over
         self._fenced = False  # the core ran fence.i: its translations go before it goes on
         self._engine_lock = threading.Lock()  # between interrupt (any thread) and close
-        self._peek_wanted = False  # another thread asks where the running core is
+        self._where_asked = False  # another thread asks where the running core is (`place`)
         self.pause_wanted = False  # a debugger asks the core to stop where it is (sim/debug/)
         self.parked = False  # a debugger holds it (at kmx_main, till every core is there): no turns
         # Why the last run ended early for a debugger (sim/debug/): ("breakpoint", pc),
         # ("watch", pc, address, access: engine.READ or WRITE), ("pause", pc); else None.
         self.debug_stop: tuple | None = None
         self.uncounted: list[tuple[int, int, int]] = []  # blocks' rests not run: (from, end, profile node)
-        self._peeked = threading.Event()
-        self._peek: tuple[int, int] | None = None
+        self._where_told = threading.Event()  # and is told: (pc, frame pointer)
+        self._where: tuple[int, int] | None = None
         self._explain = context.explainer
         self.diagnosis = Diagnosis(self)  # the words of its faults
         self._conventions = conventions()
@@ -314,8 +314,8 @@ class Core:
             native.turn.budget_on = 0
             if self._reserving:  # (its lr reservation, as the turn ends: reserve.c)
                 hooks.library().reservation_turn_ended(ctypes.byref(native))
-            if self._peek_wanted and self.engine is not None:  # (asked during a turn of some length: `place`)
-                self.answer_peek()
+            if self._where_asked and self.engine is not None:  # (asked during a turn of some length: `place`)
+                self.answer_where()
 
     def _breakpoint_stop(self) -> bool:
         """The block hook stopped before a block with a debugger's breakpoint in it
@@ -430,8 +430,8 @@ class Core:
                 if not self.native.turn.stop_asked or self._interrupted or self.engine.read("pc") != start:
                     break
                 self.native.turn.stop_asked = 0
-                if self._peek_wanted:
-                    self.answer_peek()
+                if self._where_asked:
+                    self.answer_where()
         except EngineError:
             if not self.native.refused.watch:
                 raise
@@ -448,10 +448,11 @@ class Core:
             raise error
 
     def _go_on(self) -> bool:
-        """The run stopped for the engine's sake: to let its TLB grow (sim/native/),
-        or after a fence.i. Do what it stopped for, and say whether to go on."""
+        """The run stopped for the engine's sake: to let its TLB grow (sim/native/), after a
+        fence.i, for a region now watched whole, or from outside (another thread asks where
+        the core is, a debugger's pause). Do what it stopped for, and say whether to go on."""
         self.context.check_hooks()  # (a hook's Python failed in the run: sim.machine.cluster._hook_failed)
-        grow, fenced, peek = self.native.tlb.grow, self._fenced, self._peek_wanted
+        grow, fenced, where = self.native.tlb.grow, self._fenced, self._where_asked
         retranslate, asked = self.native.device.retranslate, self.native.turn.stop_asked
         self.native.turn.stop_asked = 0
         if self.pause_wanted:
@@ -463,9 +464,9 @@ class Core:
             self.context.forget_translations()
         if fenced:
             self.drop_translations()
-        if peek:
-            self.answer_peek()
-        if (not (grow or fenced or peek or retranslate or asked) or self._stopped_by_call or self._interrupted
+        if where:
+            self.answer_where()
+        if (not (grow or fenced or where or retranslate or asked) or self._stopped_by_call or self._interrupted
                 or self.state != READY or self.debug_stop is not None):
             return False  # the run would have ended here anyway
         if grow:  # a flush doubles the TLB while it is mostly in use
@@ -538,20 +539,20 @@ class Core:
             if self.engine is None:
                 return None
             if running:
-                self._peeked.clear()
-                self._peek_wanted = True
+                self._where_told.clear()
+                self._where_asked = True
                 if ask is not None:  # (the loop comes back at the turn's end)
                     ask()
                 elif counting and not self.native.turn.budget_on:
                     self._stop_engine()
-        if running and self._peeked.wait(timeout / 2):
-            return self._peek
+        if running and self._where_told.wait(timeout / 2):
+            return self._where
         if running and counting:  # a turn with no limit, in the turn loop, or a long one: its block hook stops it
             with self._engine_lock:
-                if self.engine is not None and self._peek_wanted:
+                if self.engine is not None and self._where_asked:
                     self._stop_engine()
-            if self._peeked.wait(timeout / 2):
-                return self._peek
+            if self._where_told.wait(timeout / 2):
+                return self._where
         with self._engine_lock:  # (close takes the engine under the lock)
             if self.engine is None:
                 return None
@@ -560,15 +561,16 @@ class Core:
                 return pc, fp
             return self.pc, self.engine.read("fp")
 
-    def answer_peek(self) -> None:
+    def answer_where(self) -> None:
         """Say where the core is to the thread that asked (`place`), on the core's own."""
-        self._peek_wanted = False
-        self._peek = tuple(self.engine.read_many(["pc", "fp"]))
-        self._peeked.set()
+        self._where_asked = False
+        self._where = tuple(self.engine.read_many(["pc", "fp"]))
+        self._where_told.set()
 
     @property
-    def peek_wanted(self) -> bool:
-        return self._peek_wanted
+    def where_asked(self) -> bool:
+        """Another thread asks where the core is (`place`), not yet told."""
+        return self._where_asked
 
     @property
     def ecall_past(self) -> int:

@@ -205,7 +205,7 @@ class Cluster:
             span = self.memory.add(_region_span(storage, name, share.base + cursor, holding))
             offset = span_size - size  # the end is the span's: the first byte past it faults
             if coherence == "strict":
-                span.region.start_stale()
+                span.region.start_prior_lines()
             if self.tile is not None:
                 span.region.use_tile(self.tile)
             self.cache.add_region(span.region)
@@ -381,7 +381,7 @@ class Cluster:
             span = self.memory.add(_region_span(region.storage, region.name, region.span.base, Holding.COPYING))
             span.owner = other.number
             if self.coherence == "strict":
-                span.region.start_stale()
+                span.region.start_prior_lines()
             if self.tile is not None:
                 span.region.use_tile(self.tile)
             self.cache.add_region(span.region)

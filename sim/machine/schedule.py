@@ -337,10 +337,10 @@ class TurnLoop:
         for i, core in self._cores:
             core.pc = int(self._pcs[i])
             # Another thread asks where a core is: answered here, but for the core whose
-            # turn Python finishes, which answers as it goes on with the turn (a peek
+            # turn Python finishes, which answers as it goes on with the turn (the ask
             # that stopped its engine must not end its turn early: sim.hart.core._go_on).
-            if core.peek_wanted and core.engine is not None and i != finishing:
-                core.answer_peek()
+            if core.where_asked and core.engine is not None and i != finishing:
+                core.answer_where()
         if status == hooks.LOOP_TURN:
             return self.participants[group.turn_core], group.turn_count, group.turn_cycles, group.turn_error
         if status == hooks.LOOP_AGENT:

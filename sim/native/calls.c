@@ -63,7 +63,7 @@ void region_drop(CachedRegion *r, int forget) {
     __builtin_memset(r->writable, 0, r->pages);
     if (r->dirty_mask)
         __builtin_memset(r->dirty_mask, 0, r->pages * sizeof *r->dirty_mask);
-    __builtin_memset(r->stale, 0, r->pages);
+    __builtin_memset(r->prior, 0, r->pages);
     r->unpainted = 0;
     if (forget && r->forget_view == FORGET_HERE)
         madvise(r->view, r->pages * PAGE, MADV_DONTNEED);
@@ -169,15 +169,15 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
          * was written since clean, a page the view holds a copy of is one a fill copies
          * again (copy_fill: copied by a fill, or flushed). Where lines are known one by
          * one, watch.c fills a line from the view, and the view differs from DRAM only
-         * where DRAM changed under a cached line (uc_stale: a stand-in's write, an
+         * where DRAM changed under a cached line (dram_changed: a stand-in's write, an
          * uncached store): those lines take DRAM's bytes here, as the madvise would have
-         * shown them. (Not for stale lines, strict mode's, nor a copying cache's, whose
+         * shown them. (Not for prior lines, strict mode's, nor a copying cache's, whose
          * DRAM another cluster writes: there the view goes back.) */
         int forget = r->lines_known && r->forget_view == FORGET_HERE &&
-                     (r->copy_all || !zeros(r->stale, r->pages));
+                     (r->copy_all || !zeros(r->prior, r->pages));
         if (r->lines_known && !forget && !r->direct)
             for (uint64_t line = 0; line < r->pages * LINES_PER_PAGE; line++)
-                if (r->uc_stale[line])
+                if (r->dram_changed[line])
                     __builtin_memcpy(r->view + line * LINE, r->dram + line * LINE, LINE);
         region_drop(r, forget);
         region_invalidated(r);

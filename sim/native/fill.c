@@ -19,8 +19,8 @@ static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *u
     uint64_t start = page * PAGE;
     if (r->unpainted && r->unpainted[page]) {
         r->unpainted[page] = 0;
-        if (r->stale[page])
-            __builtin_memset(r->view + start, STALE_BYTE, PAGE);
+        if (r->prior[page])
+            __builtin_memset(r->view + start, PRIOR_BYTE, PAGE);
     }
     if (!r->filled[page]) {
         if (core && uc && core->profile.on)
@@ -32,7 +32,7 @@ static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *u
             r->loaded[page] = 1;
             CHANGED(r);
         }
-        r->stale[page] = 0;
+        r->prior[page] = 0;
     }
     if (write) {
         if (!r->writable[page]) { /* the first write since the page was clean */
@@ -41,7 +41,7 @@ static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *u
             /* Keep the clean bytes, unless the model knows them another way: DRAM's
              * (copy-on-write), or the bytes the page was loaded with (direct). */
             int keep = r->direct ? !r->as_loaded[page]
-                                 : (r->copy_all || r->stale[page] || (r->own_clean && r->own_clean[page]));
+                                 : (r->copy_all || r->prior[page] || (r->own_clean && r->own_clean[page]));
             if (keep)
                 copy_page(r->clean + start, r->view + start);
             r->writable[page] = 1;
@@ -86,8 +86,8 @@ int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, 
                 r->read_cores[line] |= bit;
                 CHANGED(r);
             }
-    if (!(r->read_stale[page] & bit)) {
-        r->read_stale[page] |= bit;
+    if (!(r->read_early[page] & bit)) {
+        r->read_early[page] |= bit;
         CHANGED(r);
         cache_event(r, core, EVENT_READ_BEFORE_INVALIDATE, page * PAGE, PAGE, 0, 0, 0); /* (at the engine's pc) */
     }

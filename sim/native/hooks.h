@@ -32,7 +32,7 @@
 
 #define PAGE 4096u
 #define BLOCK_CACHE 1024 /* a power of 2 */
-#define STALE_BYTE 0xA5
+#define PRIOR_BYTE 0xA5 /* what a prior line holds: strict mode's (sim/cache/model.py says the words) */
 
 /* unicorn.h */
 #define UC_MEM_READ 16
@@ -83,7 +83,8 @@ void tile_remove(Tile *t, uint64_t line, int hart);
 void tile_remove_range(Tile *t, uint64_t first, uint64_t end);
 
 /* What the cache model saw that Python words (events.c, queued: CacheEvent.kind), and
- * EVENT_UNCACHED, which Python's model answers at once (CachedRegion.on_uncached). */
+ * EVENT_UNCACHED, which Python's model answers at once (CachedRegion.on_uncached: the
+ * call sim/cache/model.py's _uncached makes). */
 enum { EVENT_STALE_READ = 1, EVENT_STALE_FLUSH = 2, /* (3: no longer told) */ EVENT_UNCACHED = 4,
        EVENT_MIXED_CACHED = 5, EVENT_MIXED_UNCACHED = 6, EVENT_FIRST_CACHED = 7, EVENT_FIRST_UNCACHED = 8,
        EVENT_RESCUED = 9, EVENT_READ_BEFORE_INVALIDATE = 10 };
@@ -94,7 +95,7 @@ typedef struct {
     uint64_t offset;    /* the bytes of the region's span it is about */
     uint64_t size;
     int64_t under;      /* a stale read: of bytes DRAM changed under the cached line (an uncached
-                         * store's, a stand-in's), else of a line stale from before (strict mode) */
+                         * store's, a stand-in's), else of a prior line's (strict mode) */
     int64_t core;       /* the core whose access it was (-1: Python's own, or a Tensix stand-in's) */
     uint64_t pc;        /* the access's */
     uint64_t returns[EVENT_RETURNS]; /* the frames' return addresses, innermost first (0: no more) */
@@ -110,14 +111,15 @@ typedef struct CacheEvents { /* a cluster's, in the order they happened; Python 
 typedef struct {
     uint8_t *view;      /* the cache's copy of the span's lines (what the engine maps) */
     uint8_t *dram;      /* the span's DRAM */
-    uint8_t *clean;     /* the page as it was before its first write (copying, or stale) */
+    uint8_t *clean;     /* the page as it was before its first write (copying, or prior) */
     uint8_t *filled;    /* per page: its lines are in the cache */
     uint8_t *writable;  /* written since it was last clean */
-    uint8_t *stale;     /* strict mode: the lines hold STALE_BYTE */
-    uint8_t *unpainted; /* strict mode: not yet painted with STALE_BYTE; or 0 */
+    uint8_t *prior;     /* strict mode: its lines are prior ones, from before Python wrote the
+                         * region, holding PRIOR_BYTE (until an invalidate drops them) */
+    uint8_t *unpainted; /* strict mode: not yet painted with PRIOR_BYTE; or 0 */
     uint8_t *loaded;    /* filled from DRAM at least once */
     uint8_t *written;   /* written at least once */
-    uint8_t *read_stale;/* read before any invalidate and before any write: a bit per core (READ_BIT) */
+    uint8_t *read_early;/* read before any invalidate and before any write: a bit per core (READ_BIT) */
     uint8_t *copy_fill; /* the view does not show DRAM by itself: a fill copies */
     uint64_t *write_pc; /* the first store since clean: its pc, ra and core */
     uint64_t *write_ra;
@@ -129,8 +131,8 @@ typedef struct {
     uint8_t *as_loaded; /* direct: per page, its bytes are still those it was loaded with */
     int64_t direct;     /* the view is DRAM itself (sim/cache/model.py, "direct") */
     /* An access at a time (watch.c): what the page-level flags above cannot tell. */
-    uint64_t *fresh;       /* per line, strict mode: the bytes the thread wrote since it was stale */
-    uint8_t *stale_lines;  /* per page, strict mode: how many of its lines still hold stale bytes */
+    uint64_t *fresh;       /* per line, strict mode: the bytes the thread wrote since it was prior */
+    uint8_t *prior_lines;  /* per page, strict mode: how many of its lines still hold prior bytes */
     uint64_t *dropped;     /* per page, a bit per line: a line flush dropped it (before any invalidate) */
     uint8_t *told;         /* per line: its stale read was told to Python (and TOLD_AGAIN: watch.c) */
     uint8_t *line_events;  /* per line: what happened to it (sim/cache/model.py) */
@@ -147,7 +149,8 @@ typedef struct {
     uint64_t *cc_touched;   /* per page, a bit per line: touched through the cached alias, */
     uint64_t *uc_touched;   /* and through the uncached one */
     uint64_t *mixed_told;   /* per page, a bit per line: its mixed-alias was told to Python */
-    uint64_t *uc_stale;     /* per line: bytes the cache holds that DRAM does not since an uncached store */
+    uint64_t *dram_changed; /* per line: bytes DRAM changed under the cached line (an uncached store,
+                             * a stand-in's noc.write): the cache's copy of them is stale */
     uint64_t *side_mask;    /* direct, per line: the bytes of DRAM held in `side` (the view holds the cache's) */
     uint8_t *side;
     uint8_t *own_clean;     /* copy-on-write, per page: its clean bytes are a copy, not DRAM's */
@@ -163,7 +166,7 @@ typedef struct {
      * page not written before. A page read so is watched until the invalidate (or its
      * first write), so that the checker names the lines each core read. */
     uint8_t *read_cores;
-    uint64_t last_stale;    /* the last stale read's first byte in the span, plus one (watch.c) */
+    uint64_t last_stale_read; /* its first byte in the span, plus one (watch.c) */
     uint64_t pages;         /* the span's */
     /* What calls.c reads to answer a kmx_invalidate or kmx_flush in C */
     uint64_t *generation;   /* the cluster's Calls.generation: raised at each change of a line's
@@ -257,8 +260,9 @@ typedef struct { /* the cycle model and the turn's length (turns.c) */
     uint64_t *breakpoints;    /* a debugger's breakpoints (sim/debug/): the run stops before */
     int64_t breakpoint_count; /* the instruction at one (0: none, and nothing is checked) */
     uint64_t breakpoint_hit;  /* the breakpoint the run stopped for (0: none), in block_address */
-    int64_t stop_asked;       /* Python stops the engine from outside (a peek, a pause, the end):
-                               * the run stops before the next block, uncounted (sim/hart/core.py) */
+    int64_t stop_asked;       /* Python stops the engine from outside (to ask where the core
+                               * is, a pause, the end): the run stops before the next block,
+                               * uncounted (sim/hart/core.py) */
     uint64_t block_keys[BLOCK_CACHE]; /* instructions of recent blocks, by address and size */
     uint32_t block_counts[BLOCK_CACHE];
 } Turn;
@@ -277,7 +281,7 @@ typedef struct { /* the instructions run here rather than by the engine (isa.c) 
     uint64_t finished_turns; /* turns whose last instructions it ran (isa_finish_turn) */
     uint64_t python_calls;   /* exceptions handed to Python (on_trap): the turn loop goes back to it */
     uint8_t *scratch;        /* the interpreter's memory (isa.c, Scratch): Python allocates it */
-    uint32_t page_generation;  /* a page translation of another generation is stale */
+    uint32_t page_generation;  /* a page translation of another generation is out of date */
     uint32_t code_generation;  /* so is a decoded instruction */
 } IsaState;
 

@@ -3,8 +3,9 @@
  *
  * Watched pages. A page is watched while one of its lines holds bytes the page-level
  * model cannot describe:
- *   - strict mode: a stale line (its cached bytes are not DRAM's) that the thread has
- *     not wholly written over. A read of a byte the thread did not write is a stale read.
+ *   - strict mode: a prior line (cached from before Python wrote the region: its bytes
+ *     are not DRAM's) that the thread has not wholly written over. A read of a byte the
+ *     thread did not write is a stale read.
  *   - a page some of whose lines (not all) a line flush dropped before any invalidate:
  *     a read of a line not dropped is a read before invalidate, of a dropped one is not.
  *   - every page of a region whose lines are known one by one (lines_known): from the
@@ -48,13 +49,13 @@ static uint64_t byte_mask(uint64_t first, uint64_t size) { /* bytes [first, firs
 int page_watched(const CachedRegion *r, uint64_t page) {
     if (r->lines_known || r->tile)
         return 1;
-    if (r->read_cores && r->read_stale[page] && !r->invalidated && !r->written[page])
+    if (r->read_cores && r->read_early[page] && !r->invalidated && !r->written[page])
         return 1; /* (read before the invalidate: the lines each core reads are kept) */
-    if (r->stale[page] && r->stale_lines && r->stale_lines[page])
+    if (r->prior[page] && r->prior_lines && r->prior_lines[page])
         return 1;
     if (r->dropped && !r->invalidated) {
         uint64_t dropped = r->dropped[page];
-        return dropped && dropped != FULL && !r->written[page] && !r->read_stale[page];
+        return dropped && dropped != FULL && !r->written[page] && !r->read_early[page];
     }
     return 0;
 }
@@ -84,8 +85,8 @@ static uint64_t last_byte(uint64_t mask) { return 63 - (uint64_t)__builtin_clzll
  * that waits on them does: the line's `told` gets TOLD_AGAIN (the checker's advice then
  * differs: sim/cache/checker.py). */
 static void stale_read(CachedRegion *r, Core *core, uint64_t line, uint64_t stale, uint64_t first, int under) {
-    uint64_t at = line * LINE + first + 1, last = r->last_stale;
-    r->last_stale = at;
+    uint64_t at = line * LINE + first + 1, last = r->last_stale_read;
+    r->last_stale_read = at;
     if (r->told[line]) {
         if (last == at)
             r->told[line] |= TOLD_AGAIN;
@@ -129,8 +130,8 @@ void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
         if (r->lines_known) {
             touched(r, core, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE); /* (filled, if it was not) */
-            if (r->uc_stale[line] & want) { /* DRAM changed under the cached line */
-                stale_read(r, core, line, r->uc_stale[line], first, 1);
+            if (r->dram_changed[line] & want) { /* DRAM changed under the cached line */
+                stale_read(r, core, line, r->dram_changed[line], first, 1);
                 continue;
             }
         }
@@ -138,7 +139,7 @@ void watch_read(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
             continue;
         /* a page read before it was written has its finding already (read before
          * invalidate), which covers the page */
-        if (r->stale[page] && r->fresh && (r->fresh[line] & want) != want && !r->read_stale[page])
+        if (r->prior[page] && r->fresh && (r->fresh[line] & want) != want && !r->read_early[page])
             stale_read(r, core, line, ~r->fresh[line], first, 0);
     }
 }
@@ -150,20 +151,20 @@ void watch_write(CachedRegion *r, Core *core, uint64_t offset, uint64_t size) {
         uint64_t page = line / LINES_PER_PAGE, wrote = byte_mask(first, count);
         if (r->tile)
             tile_touch(r, core, line, 1);
-        /* dirty, whatever it stores, as on a card: where lines are known, or a stale line
+        /* dirty, whatever it stores, as on a card: where lines are known, or a prior line
          * (strict mode), which a page-level compare could take for clean; a page watched
          * for another reason keeps the documented rule (a store of a line's own bytes is clean) */
-        if (r->lines_known || (r->stale[page] && r->fresh && r->fresh[line] != FULL))
+        if (r->lines_known || (r->prior[page] && r->fresh && r->fresh[line] != FULL))
             r->dirty_mask[page] |= 1ull << (line % LINES_PER_PAGE);
         if (r->lines_known) {
             touched(r, core, page, line, 1);
             r->cached_lines[page] |= 1ull << (line % LINES_PER_PAGE);
-            r->uc_stale[line] &= ~wrote; /* the thread's own bytes now */
+            r->dram_changed[line] &= ~wrote; /* the thread's own bytes now */
         }
-        if (r->stale[page] && r->fresh && r->fresh[line] != FULL) {
+        if (r->prior[page] && r->fresh && r->fresh[line] != FULL) {
             r->fresh[line] |= wrote;
-            if (r->fresh[line] == FULL && r->stale_lines[page])
-                r->stale_lines[page]--;
+            if (r->fresh[line] == FULL && r->prior_lines[page])
+                r->prior_lines[page]--;
         }
     }
 }
@@ -195,7 +196,7 @@ static const uint8_t *reference(const CachedRegion *r, uint64_t page, uint64_t o
         return r->clean + offset;
     if (r->direct)
         return r->as_loaded[page] ? (r->loaded_bytes ? r->loaded_bytes + offset : 0) : r->clean + offset;
-    return (r->stale[page] || (r->own_clean && r->own_clean[page])) ? r->clean + offset : r->dram + offset;
+    return (r->prior[page] || (r->own_clean && r->own_clean[page])) ? r->clean + offset : r->dram + offset;
 }
 
 static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zeros */
@@ -207,7 +208,7 @@ static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zero
 }
 
 /* Whether the line at OFFSET is dirty: written since it was clean, where lines are known
- * one by one; elsewhere, a store seen here (a watched page's: strict mode's stale lines)
+ * one by one; elsewhere, a store seen here (a watched page's: strict mode's prior lines)
  * made it so, or its bytes differ from its clean ones (a store of a line's own bytes on the
  * fast path leaves it clean: sim/cache/model.py says why no program can tell). */
 static int dirty(const CachedRegion *r, uint64_t page, uint64_t offset) {
@@ -229,7 +230,7 @@ static void clean_again(CachedRegion *r, uint64_t page, uint64_t offset) {
             __builtin_memset(r->clean + start, 0, PAGE);
         r->as_loaded[page] = 0;
     }
-    if (r->copy_all || r->direct || r->stale[page] || (r->own_clean && r->own_clean[page]))
+    if (r->copy_all || r->direct || r->prior[page] || (r->own_clean && r->own_clean[page]))
         __builtin_memcpy(r->clean + offset, r->view + offset, LINE);
     if (!r->copy_all) /* what lies under the view's copies is no longer DRAM's page */
         r->copy_fill[page] = 1;
@@ -240,11 +241,11 @@ static void clean_again(CachedRegion *r, uint64_t page, uint64_t offset) {
 static void refill(CachedRegion *r, uint64_t page, uint64_t line) {
     uint64_t offset = line * LINE;
     int changed = 0;
-    if (r->stale[page] && r->fresh && r->fresh[line] != FULL) { /* strict mode's stale line */
+    if (r->prior[page] && r->fresh && r->fresh[line] != FULL) { /* strict mode's prior line, stale bytes and all */
         __builtin_memcpy(r->view + offset, r->dram + offset, LINE);
         r->fresh[line] = FULL;
-        if (r->stale_lines[page])
-            r->stale_lines[page]--;
+        if (r->prior_lines[page])
+            r->prior_lines[page]--;
         changed = 1;
     }
     if (r->lines_known) {
@@ -254,11 +255,11 @@ static void refill(CachedRegion *r, uint64_t page, uint64_t line) {
                     r->view[offset + i] = r->side[offset + i];
             r->side_mask[line] = 0;
             changed = 1;
-        } else if (!r->direct && r->uc_stale[line]) {
+        } else if (!r->direct && r->dram_changed[line]) {
             __builtin_memcpy(r->view + offset, r->dram + offset, LINE);
             changed = 1;
         }
-        r->uc_stale[line] = 0;
+        r->dram_changed[line] = 0;
         r->cached_lines[page] &= ~(1ull << (line % LINES_PER_PAGE));
     }
     if (changed && r->writable[page])
@@ -290,7 +291,7 @@ void lines_dropped(CachedRegion *r) {
         r->copy_fill[page] = 1; /* (DRAM's own page now) */
         r->as_loaded[page] = 0; /* (its clean bytes are no longer those loaded) */
     }
-    __builtin_memset(r->uc_stale, 0, lines * sizeof *r->uc_stale);
+    __builtin_memset(r->dram_changed, 0, lines * sizeof *r->dram_changed);
     __builtin_memset(r->cached_lines, 0, r->pages * sizeof *r->cached_lines);
     __builtin_memset(r->cc_touched, 0, r->pages * sizeof *r->cc_touched);
     __builtin_memset(r->uc_touched, 0, r->pages * sizeof *r->uc_touched);
@@ -308,12 +309,12 @@ static int leave_cache(CachedRegion *r, Core *core, uint64_t offset, int flushed
     uint64_t line = offset / LINE, page = offset / PAGE;
     if (!r->filled[page])
         return 0; /* not cached */
-    if (r->unpainted && r->unpainted[page]) { /* (strict mode: stale lines, not yet painted) */
+    if (r->unpainted && r->unpainted[page]) { /* (strict mode: prior lines, not yet painted) */
         r->unpainted[page] = 0;
-        if (r->stale[page])
-            __builtin_memset(r->view + page * PAGE, STALE_BYTE, PAGE);
+        if (r->prior[page])
+            __builtin_memset(r->view + page * PAGE, PRIOR_BYTE, PAGE);
     }
-    int stale = r->stale[page] && r->fresh && r->fresh[line] != FULL;
+    int stale = r->prior[page] && r->fresh && r->fresh[line] != FULL;
     int written_back = 0;
     if (dirty(r, page, offset)) {
         if (stale) { /* the bytes it did not write go to DRAM */
@@ -322,13 +323,13 @@ static int leave_cache(CachedRegion *r, Core *core, uint64_t offset, int flushed
             if (flushed) /* (by a store to the L3's registers) */
                 cache_event(r, core, EVENT_STALE_FLUSH, at, size, CCACHE0_BASE, CCACHE0_SIZE, ACCESS_STORES);
             r->fresh[line] = FULL;
-            if (r->stale_lines[page])
-                r->stale_lines[page]--;
+            if (r->prior_lines[page])
+                r->prior_lines[page]--;
         }
         if (!r->direct)
             __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
         if (r->lines_known) /* the whole line went back, over what an uncached store wrote */
-            r->uc_stale[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
+            r->dram_changed[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
         if (r->dirty_mask)
             r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
         clean_again(r, page, offset);
@@ -468,7 +469,7 @@ void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *
                 __builtin_memcpy(r->side + at, from, count);
                 r->side_mask[line] |= mask;
             } else {
-                if (!r->copy_all && !r->stale[page] && !r->own_clean[page]) {
+                if (!r->copy_all && !r->prior[page] && !r->own_clean[page]) {
                     /* the page's clean bytes were DRAM's: they are kept aside first */
                     if (r->writable[page])
                         __builtin_memcpy(r->clean + page * PAGE, r->dram + page * PAGE, PAGE);
@@ -476,7 +477,7 @@ void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *
                 }
                 __builtin_memcpy(r->dram + at, from, count);
             }
-            r->uc_stale[line] |= mask;
+            r->dram_changed[line] |= mask;
         } else { /* not cached: DRAM changes, and the next fill brings it */
             if (!r->direct)
                 __builtin_memcpy(r->dram + at, from, count);

@@ -1,12 +1,13 @@
 """The fast cache model (sim.cache.model) against a reference model that is obviously right: a
 dictionary of 64-byte lines. Hypothesis drives both through random reads, writes,
 invalidates, flushes and hand-backs at random offsets and sizes, in both modes, and after
-every step compares DRAM, what a core reads, the lines each operation reported, and the
-checker's events (stale reads, stale bytes written back: those not written since the line was stale).
+every step compares DRAM, what a core reads, the lines each operation reported, the
+checker's events (reads before any invalidate) and the stale bytes a flush writes back (those
+not written since the line was prior).
 
 The reference keeps, for each cached line, its bytes and its bytes when it was last clean;
 a line is dirty when the two differ, or when a store to it was seen since while it still
-held stale bytes the thread had not written over (strict mode watches such a line). That
+held prior bytes the thread had not written over (strict mode watches such a line). That
 is the model's documented rule (a store of a line's own bytes on the fast path leaves it
 clean), said the simplest way.
 """
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from komorebi.sim.cache.events import CacheEvents, Kind
-from komorebi.sim.cache.model import STALE_BYTE, STALE_WORD, CachedRegion, Holding
+from komorebi.sim.cache.model import PRIOR_BYTE, PRIOR_WORD, CachedRegion, Holding
 from komorebi.sim.memory.dram import Snapshot, Storage, View
 from komorebi.sim.layout import LINE, PAGE
 
@@ -33,15 +34,16 @@ LINES = SIZE // LINE
 class Reference:
     def __init__(self, dram: bytes, strict: bool) -> None:
         self.dram = bytearray(dram)
-        # line -> [bytes now, bytes when last clean, stale?, the bytes written since stale (a bit
-        # each), a store seen since clean (a watched page's: dirty whatever it stored)]
+        # line -> [bytes now, bytes when last clean, prior (not written back since)?, the bytes
+        # written since prior (a bit each), a store seen since clean (a watched page's: dirty
+        # whatever it stored)]
         self.lines: dict[int, list] = {}
         if strict:
             for line in range(LINES):
-                self.lines[line] = [bytes([STALE_BYTE]) * LINE, bytes([STALE_BYTE]) * LINE, True, 0, False]
+                self.lines[line] = [bytes([PRIOR_BYTE]) * LINE, bytes([PRIOR_BYTE]) * LINE, True, 0, False]
         self.invalidated = False
         self.written_pages: set[int] = set()
-        self.stale_reads: set[int] = set()
+        self.early_reads: set[int] = set()  # pages read before any invalidate or write
 
     def _line(self, line: int) -> list:
         if line not in self.lines:  # a fill: the whole page comes in, as on the model
@@ -55,7 +57,7 @@ class Reference:
     def read(self, offset: int, size: int) -> bytes:
         for page in range(offset // PAGE, (offset + size - 1) // PAGE + 1):
             if not self.invalidated and page not in self.written_pages:
-                self.stale_reads.add(page)
+                self.early_reads.add(page)
         return self.peek(offset, size)
 
     def peek(self, offset: int, size: int) -> bytes:
@@ -74,7 +76,7 @@ class Reference:
             line = bytearray(entry[0])
             line[address % LINE] = value
             entry[0] = bytes(line)
-            # (a store to a line that still holds stale bytes is seen: dirty, whatever it stores)
+            # (a store to a line that still holds prior bytes is seen: dirty, whatever it stores)
             entry[4] = entry[4] or (entry[2] and entry[3] != (1 << LINE) - 1)
             entry[3] |= 1 << address % LINE
 
@@ -82,12 +84,12 @@ class Reference:
         return sorted(line for line, (now, clean, _, _, seen) in self.lines.items() if now != clean or seen)
 
     def stale_bytes(self, lines: list[int]) -> list[int]:
-        """The bytes of stale LINES the thread has not written since they were stale (what a
-        flush writes back of the stale bytes: the model knows which bytes were written)."""
+        """The bytes of prior LINES the thread has not written since (what a flush writes back
+        of the stale bytes: the model knows which bytes were written)."""
         out = []
         for line in lines:
-            _, _, stale, written, _ = self.lines[line]
-            out += [line * LINE + byte for byte in range(LINE) if stale and not written >> byte & 1]
+            _, _, prior, written, _ = self.lines[line]
+            out += [line * LINE + byte for byte in range(LINE) if prior and not written >> byte & 1]
         return out
 
     def flush(self) -> list[int]:
@@ -115,7 +117,7 @@ class CacheMachine(RuleBasedStateMachine):
     @initialize(strict=st.booleans(), seed=st.integers(0, 2**32 - 1), hold=st.sampled_from(HOLDS))
     def start(self, strict, seed, hold):
         dram = np.random.default_rng(seed).integers(0, 256, SIZE, dtype=np.uint8)
-        dram[: 2 * LINE] = STALE_BYTE  # some DRAM that already holds the stale pattern
+        dram[: 2 * LINE] = PRIOR_BYTE  # some DRAM that already holds the prior lines' pattern
         if hold.startswith("direct"):  # card mode: the engines map DRAM itself
             strict = False
             if hold == "direct-snapshot":
@@ -140,12 +142,12 @@ class CacheMachine(RuleBasedStateMachine):
             self.view = view.array
             self.dram = self.storage.dram
             self.model = CachedRegion(self.view, self.dram, Holding.COPY_ON_WRITE, memory=view)
-        self.stale_reads: list[int] = []  # (the model's events: its reads before any invalidate, by page)
+        self.early_reads: list[int] = []  # (the model's events: its reads before any invalidate, by page)
         self.events = CacheEvents()
         self.events.attach(0, self.model)
         self.events.listeners.append(self)
         if strict:
-            self.model.start_stale()
+            self.model.start_prior_lines()
         self.reference = Reference(dram.tobytes(), strict)
 
     def _access(self, offset: int, size: int, write: bool) -> None:
@@ -165,13 +167,13 @@ class CacheMachine(RuleBasedStateMachine):
     def write(self, data):
         offset = data.draw(st.integers(0, SIZE - 1))
         size = data.draw(st.integers(1, min(300, SIZE - offset)))
-        kind = data.draw(st.sampled_from(["random", "same", "stale"]))
+        kind = data.draw(st.sampled_from(["random", "same", "prior"]))
         if kind == "random":
             payload = data.draw(st.binary(min_size=size, max_size=size))
         elif kind == "same":  # the line's own bytes: the documented approximation
             payload = self.reference.peek(offset, size)
         else:
-            payload = bytes([STALE_BYTE]) * size
+            payload = bytes([PRIOR_BYTE]) * size
         self._access(offset, size, write=True)
         self.view[offset : offset + size] = np.frombuffer(payload, dtype=np.uint8)
         self.reference.write(offset, payload)
@@ -217,14 +219,14 @@ class CacheMachine(RuleBasedStateMachine):
 
     def heard(self, event) -> None:
         if event.kind == Kind.READ_BEFORE_INVALIDATE:
-            self.stale_reads.append(event.offset // PAGE)
+            self.early_reads.append(event.offset // PAGE)
 
     @invariant()
-    def stale_reads_agree(self):
+    def early_reads_agree(self):
         if hasattr(self, "model"):
             self.events.deliver()
-            assert sorted(self.stale_reads) == sorted(self.reference.stale_reads)
-            assert len(self.stale_reads) == len(set(self.stale_reads))  # each page once
+            assert sorted(self.early_reads) == sorted(self.reference.early_reads)
+            assert len(self.early_reads) == len(set(self.early_reads))  # each page once
 
     @invariant()
     def dirty_lines_agree(self):
@@ -236,5 +238,5 @@ TestCacheMachine = CacheMachine.TestCase
 TestCacheMachine.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
 
 
-def test_the_stale_word_is_the_stale_byte_four_times():
-    assert STALE_WORD == int.from_bytes(bytes([STALE_BYTE]) * 4, "little")
+def test_the_prior_word_is_the_prior_byte_four_times():
+    assert PRIOR_WORD == int.from_bytes(bytes([PRIOR_BYTE]) * 4, "little")

@@ -421,7 +421,7 @@ def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatc
     def broken(self, region, page, site):
         raise ValueError("broken on purpose")
 
-    monkeypatch.setattr(Checker, "_stale_read", broken)
+    monkeypatch.setattr(Checker, "_read_before_invalidate", broken)
     text = TRIPLE.replace("    kmx_invalidate(0);\n", "")
     with pytest.raises(km.ThreadFault, match=r"the simulator failed: ValueError\('broken on purpose'\)") as caught:
         run_source(tmp_path, text)

@@ -83,7 +83,7 @@ def _setup(coherence="card", offset=0, size=SIZE):
     dram[:] = 7  # Python's data
     cache = Engine(np.zeros(SIZE, np.uint8), dram)
     if coherence == "strict":
-        cache.start_stale()
+        cache.start_prior_lines()
     region = Region("numbers", 0, offset, size, cache)
     running = Core(2, pc=40)
     checker = Checker(1, coherence, Explainer())
@@ -159,7 +159,7 @@ def test_an_invalidate_that_drops_dirty_lines():
 
 def test_a_strict_flush_of_stale_bytes_is_found_and_clipped_to_the_region():
     checker, region, _ = _setup("strict", offset=100, size=SIZE - 100)
-    region.cache.touch(100, 4, write=True)  # the page is painted stale, then written in part
+    region.cache.touch(100, 4, write=True)  # the page is painted (prior lines), then written in part
     region.cache.view[100:104] = 1
     _, stale = region.cache.flush(find_stale=True, region_start=region.offset)
     checker.stale_flush(region, stale, Core(0, pc=12))

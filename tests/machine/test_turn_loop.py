@@ -105,15 +105,15 @@ def _racy_run(tmp_path, poll: bool, trace: bool, schedule=None):
 
 @pytest.mark.parametrize("trace", [False, True], ids=["turns in C", "turns in Python"])
 def test_asking_where_the_cores_are_does_not_change_the_run(tmp_path, trace):
-    """A stop from outside (a peek, as a timeout's message makes) comes before a block,
-    which the block hook then does not count, and the turn goes on with its budget: the
-    run, its cycles and its schedule are the run nobody looked at, and replay."""
+    """A stop from outside (to ask where a core is, as a timeout's message does) comes
+    before a block, which the block hook then does not count, and the turn goes on with its
+    budget: the run, its cycles and its schedule are the run nobody looked at, and replay."""
     quiet, schedule, _ = _racy_run(tmp_path, poll=False, trace=trace)
     looked, looked_schedule, said = _racy_run(tmp_path, poll=True, trace=trace)
     assert looked == quiet
     assert looked_schedule.turns == schedule.turns
-    # (how many peeks land while the cores run depends on the host's threads, so none may;
-    # that a peek names the core's line is the test above's, which waits for the run):
+    # (how many asks land while the cores run depends on the host's threads, so none may;
+    # that the answer names the core's line is the test above's, which waits for the run):
     # a core seen is in the program, its runtime (start.S) or its C library (a barrier's atomics)
     files = {frame.source.file for frame in said if frame is not None and frame.source is not None}
     assert all(f.endswith("racy.c") or "kmx_runtime" in f or "/musl/" in f for f in files), files

@@ -1,7 +1,7 @@
 """Every number sim/native/hooks.h defines that Python has a copy of is the same number in
 both: the names hooks.py repeats, the address map's (sim/layout.py), Unicorn's register,
 access and protection numbers (sim/hart/engine.py and the unicorn package), the
-card-size cache's shape and strict mode's stale byte. hooks.h is read as text: a
+card-size cache's shape and strict mode's prior byte. hooks.h is read as text: a
 `#define NAME number-expression` or an `enum { NAME = number, ... }`."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_the_headers_numbers_are_pythons():
     python = {name: getattr(hooks, name) for name in c if isinstance(getattr(hooks, name, None), int)}
     python.update(
         PAGE=layout.PAGE, LINE=layout.LINE, LINES_PER_PAGE=layout.PAGE // layout.LINE,
-        UNCACHED_OFFSET=layout.UNCACHED_OFFSET, STALE_BYTE=model.STALE_BYTE,
+        UNCACHED_OFFSET=layout.UNCACHED_OFFSET, PRIOR_BYTE=model.PRIOR_BYTE,
         UC_MEM_READ=hooks.MEM_READ, UC_MEM_WRITE=hooks.MEM_WRITE, UC_MEM_FETCH=hooks.MEM_FETCH,
         UC_PROT_READ=hooks.PROT_READ, UC_PROT_WRITE=hooks.PROT_WRITE, UC_PROT_EXEC=hooks.PROT_EXEC,
         UC_REG_X0=engine.NATIVE_REGISTERS["x0"], UC_REG_FFLAGS=engine.NATIVE_REGISTERS["fflags"],
@@ -73,7 +73,7 @@ def test_the_headers_numbers_are_pythons():
     assert {name for name, (ours, theirs) in compared.items() if ours != theirs} == set(), compared
     # (what is compared: the header's names Python repeats, enough of them to mean something)
     assert {"PAGE", "LINE", "UNCACHED_OFFSET", "WATCH_ALIAS", "BLOCK_CACHE", "MT_N", "LOOP_TURN", "PLAN_RANDOM",
-            "SPAN_REGION", "EVENT_RESCUED", "UC_REG_PC", "TILE_L3_WAYS", "STALE_BYTE"} <= set(compared)
+            "SPAN_REGION", "EVENT_RESCUED", "UC_REG_PC", "TILE_L3_WAYS", "PRIOR_BYTE"} <= set(compared)
 
 
 def test_the_engines_numbers_are_unicorns():
