@@ -104,7 +104,7 @@ PRIOR_BYTE = 0xA5  # what a prior line holds (strict mode): a uint32 of them is 
 PRIOR_WORD = 0xA5A5A5A5
 
 # Where a written page's clean bytes are (CachedRegion._reference).
-IN_DRAM, CLEAN_COPY, LOADED = range(3)
+IN_DRAM, CLEAN_COPY, LOADED = hooks.CLEAN_IN_DRAM, hooks.CLEAN_COPY, hooks.CLEAN_LOADED
 
 # What happened to a line, in rising order of importance: the picture shows the highest
 # (the seam's LineState, komorebi._records, whose numbers these are).
@@ -489,15 +489,12 @@ class CachedRegion:
     def _reference(self, start: int, end: int) -> np.ndarray:
         """Where the clean bytes of pages [START, END) are, page by page: DRAM's
         (copy-on-write), copied aside at the first write (copying, prior pages, direct
-        pages written back since loaded), or the bytes loaded (direct)."""
-        if self.copying:
-            return np.full(end - start, CLEAN_COPY, np.uint8)
-        if self.direct:
-            return np.where(self._as_loaded[start:end] == 1, LOADED, CLEAN_COPY).astype(np.uint8)
-        own = self.prior[start:end] == 1
-        if self._own_clean is not None:  # (DRAM changed under a cached line: sim/native/watch.c)
-            own |= self._own_clean[start:end] == 1
-        return np.where(own, CLEAN_COPY, IN_DRAM).astype(np.uint8)
+        pages written back since loaded), or the bytes loaded (direct). The rule is C's,
+        written once (sim/native/watch.c, clean_place), which the fill hook and the line
+        rules read too."""
+        where = np.empty(end - start, np.uint8)
+        hooks.library().region_clean_places(self.state_address, start, end, where.ctypes.data)
+        return where
 
     def _written_runs(self, first: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
         """[start, end) of runs of pages written since they were last clean (of pages

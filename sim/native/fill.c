@@ -40,9 +40,7 @@ static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *u
                 profile_cache(core, uc, 1);
             /* Keep the clean bytes, unless the model knows them another way: DRAM's
              * (copy-on-write), or the bytes the page was loaded with (direct). */
-            int keep = r->direct ? !r->as_loaded[page]
-                                 : (r->copy_all || r->prior[page] || (r->own_clean && r->own_clean[page]));
-            if (keep)
+            if (clean_place(r, page) == CLEAN_COPY)
                 copy_page(r->clean + start, r->view + start);
             r->writable[page] = 1;
             r->written[page] = 1;

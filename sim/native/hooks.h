@@ -458,6 +458,9 @@ void *realloc(void *pointer, size_t size); /* (the process's libc) */
 void free(void *pointer);
 
 /* watch.c */
+enum { CLEAN_IN_DRAM = 0, CLEAN_COPY = 1, CLEAN_LOADED = 2 }; /* where a page's clean bytes are */
+int clean_place(const CachedRegion *r, uint64_t page);
+void region_clean_places(const CachedRegion *r, uint64_t first, uint64_t end, uint8_t *out);
 int page_watched(const CachedRegion *r, uint64_t page);
 int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
 int read_line_before_invalidate(CachedRegion *r, uint64_t line, Core *core);

@@ -53,6 +53,7 @@ EVENT_STALE_READ, EVENT_STALE_FLUSH, EVENT_UNCACHED = 1, 2, 4  # (3: a line flus
 EVENT_MIXED_CACHED, EVENT_MIXED_UNCACHED, EVENT_FIRST_CACHED, EVENT_FIRST_UNCACHED, EVENT_RESCUED = 5, 6, 7, 8, 9
 EVENT_READ_BEFORE_INVALIDATE = 10
 EVENT_RETURNS = 8  # hooks.h: return addresses kept of an event's frames
+CLEAN_IN_DRAM, CLEAN_COPY, CLEAN_LOADED = 0, 1, 2  # hooks.h: where a page's clean bytes are (watch.c, clean_place)
 TOLD_AGAIN = 0x80  # hooks.h: a line's stale bytes were read again at once (watch.c)
 
 
@@ -600,6 +601,8 @@ def library() -> ctypes.CDLL:
             loaded.region_invalidated.restype = None
             loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p]
             loaded.region_forget_translations.restype = None
+            loaded.region_clean_places.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
+            loaded.region_clean_places.restype = None
             loaded.cache_events_free.argtypes = [ctypes.POINTER(CacheEvents)]
             loaded.cache_events_free.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,

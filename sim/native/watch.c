@@ -189,14 +189,35 @@ void watch_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value
 
 /* -- the clean bytes of a line ------------------------------------------------------------ */
 
-/* Where the clean bytes of the line at OFFSET (of page PAGE) are, as
- * sim/cache/model.py's CachedRegion._reference says: 0 for zeros (direct, loaded as zeros). */
-static const uint8_t *reference(const CachedRegion *r, uint64_t page, uint64_t offset) {
+/* Where the clean bytes of PAGE of R are (what its lines held when last clean): the rule,
+ * written once, which the fill hook (fill.c: whether a first write keeps a copy), the line
+ * rules here, and the model's Python (sim/cache/model.py, _reference, through
+ * region_clean_places) read:
+ *   - a copying region's (strict mode, bank D7, the card-size cache's neighbours), and a
+ *     direct region's page written back since it was loaded: a copy of their own (clean);
+ *   - a direct region's page as loaded: the bytes it was loaded with (loaded_bytes, or zeros);
+ *   - a copy-on-write region's: DRAM's page, unless DRAM's bytes are not the cache's clean
+ *     ones (strict mode's prior page, or one DRAM changed under: own_clean), a copy then. */
+int clean_place(const CachedRegion *r, uint64_t page) {
     if (r->copy_all)
-        return r->clean + offset;
+        return CLEAN_COPY;
     if (r->direct)
-        return r->as_loaded[page] ? (r->loaded_bytes ? r->loaded_bytes + offset : 0) : r->clean + offset;
-    return (r->prior[page] || (r->own_clean && r->own_clean[page])) ? r->clean + offset : r->dram + offset;
+        return r->as_loaded[page] ? CLEAN_LOADED : CLEAN_COPY;
+    return (r->prior[page] || (r->own_clean && r->own_clean[page])) ? CLEAN_COPY : CLEAN_IN_DRAM;
+}
+
+void region_clean_places(const CachedRegion *r, uint64_t first, uint64_t end, uint8_t *out) {
+    for (uint64_t page = first; page < end; page++)
+        out[page - first] = (uint8_t)clean_place(r, page);
+}
+
+/* The clean bytes of the line at OFFSET (of page PAGE): 0 for zeros (direct, loaded as zeros). */
+static const uint8_t *reference(const CachedRegion *r, uint64_t page, uint64_t offset) {
+    switch (clean_place(r, page)) {
+    case CLEAN_COPY: return r->clean + offset;
+    case CLEAN_LOADED: return r->loaded_bytes ? r->loaded_bytes + offset : 0;
+    default: return r->dram + offset;
+    }
 }
 
 static int differs(const uint8_t *a, const uint8_t *b) { /* two lines; B 0: zeros */
@@ -230,7 +251,7 @@ static void clean_again(CachedRegion *r, uint64_t page, uint64_t offset) {
             __builtin_memset(r->clean + start, 0, PAGE);
         r->as_loaded[page] = 0;
     }
-    if (r->copy_all || r->direct || r->prior[page] || (r->own_clean && r->own_clean[page]))
+    if (clean_place(r, page) == CLEAN_COPY)
         __builtin_memcpy(r->clean + offset, r->view + offset, LINE);
     if (!r->copy_all) /* what lies under the view's copies is no longer DRAM's page */
         r->copy_fill[page] = 1;
@@ -469,7 +490,7 @@ void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *
                 __builtin_memcpy(r->side + at, from, count);
                 r->side_mask[line] |= mask;
             } else {
-                if (!r->copy_all && !r->prior[page] && !r->own_clean[page]) {
+                if (clean_place(r, page) == CLEAN_IN_DRAM) {
                     /* the page's clean bytes were DRAM's: they are kept aside first */
                     if (r->writable[page])
                         __builtin_memcpy(r->clean + page * PAGE, r->dram + page * PAGE, PAGE);
