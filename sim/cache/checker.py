@@ -161,10 +161,10 @@ class Checker:
         self._found: dict[tuple[int, str], Finding] = {}
         # (region ID, page, cached alias?): the core and source line of the page's first
         # touch through that alias, once the region was touched through the uncached one
-        self._first_touch: dict[tuple[int, int, bool], tuple[int, object]] = {}
+        self._first_touch: dict[tuple[int, int, bool], CacheEvent] = {}
         # region ID: (core, source line) of the first access for which the L3 evicted a
         # dirty line of the region (the card-size cache): a missing flush rescued
-        self._rescued_at: dict[int, tuple[int, object]] = {}
+        self._rescued_at: dict[int, CacheEvent] = {}
         self._explain: dict[tuple[int, str], Callable[[int, int], str]] = {}  # each finding's message, for its bytes
         # each finding's cores, and the bytes of the region each touched: core -> (start, end)
         self._cores: dict[tuple[int, str], dict[int, tuple[int, int]]] = {}
@@ -216,24 +216,28 @@ class Checker:
         region = self._watched.get(event.region)
         if region is None:
             return
-        site, kind, offset = self._site(event), event.kind, event.offset
-        if kind == Kind.READ_BEFORE_INVALIDATE:
-            self._read_before_invalidate(region, offset // PAGE, site)
-        elif kind == Kind.STALE_READ:
-            self._stale_read(region, offset, event.size, event.under, site)
-        elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
-            self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = site
-        elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
-            self._mixed(region, offset, kind == Kind.MIXED_CACHED, site)
-        elif kind == Kind.RESCUED and region.id not in self._rescued_at:
-            self._rescued_at[region.id] = site
-        elif kind == Kind.STALE_FLUSH and event.core is not None:
-            stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
-            self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site)
+        kind, offset, core = event.kind, event.offset, event.core
 
-    def _read_before_invalidate(self, region: "Region", page: int, site) -> None:
-        """A core read PAGE before any invalidate (fill.c; each core's first read of each
-        page), at SITE. The finding is the first core's, at its line; the bytes each core
+        def site():  # (its source line, looked up only for a new finding: most events make none)
+            return self._site(event)
+
+        if kind == Kind.READ_BEFORE_INVALIDATE:
+            self._read_before_invalidate(region, offset // PAGE, core, site)
+        elif kind == Kind.STALE_READ:
+            self._stale_read(region, offset, event.size, event.under, core, site)
+        elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
+            self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = event
+        elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
+            self._mixed(region, offset, kind == Kind.MIXED_CACHED, core, site)
+        elif kind == Kind.RESCUED and region.id not in self._rescued_at:
+            self._rescued_at[region.id] = event
+        elif kind == Kind.STALE_FLUSH and core is not None:
+            stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
+            self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site, by=core)
+
+    def _read_before_invalidate(self, region: "Region", page: int, core: int | None, site) -> None:
+        """Core CORE read PAGE before any invalidate (fill.c; each core's first read of each
+        page), at SITE (a function that finds it). The finding is the first core's, at its line; the bytes each core
         read are known line by line (read_cores) and named when the findings are read
         (settle), not as they come."""
 
@@ -248,7 +252,7 @@ class Checker:
             )
 
         self._regions[region.id] = region  # (settle names the lines each core read)
-        self._mistake(READ_BEFORE_INVALIDATE, region, page * PAGE, (page + 1) * PAGE, site[0], site, words,
+        self._mistake(READ_BEFORE_INVALIDATE, region, page * PAGE, (page + 1) * PAGE, core, site, words,
                       again=False)
 
     def _others_text(self, key, region: "Region") -> str:
@@ -307,7 +311,7 @@ class Checker:
         first uncached access), the page's first read the fill hook saw, or its first write."""
         known = self._first_touch.get((region.id, page, cached))
         if known is not None:
-            return known
+            return self._site(known)
         cache = region.cache
         if cached and cache.read_pc[page]:
             return None, self._explainer.users_line(int(cache.read_pc[page]), int(cache.read_ra[page]))
@@ -315,9 +319,9 @@ class Checker:
             return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
         return None, None
 
-    def _mixed(self, region: "Region", offset: int, now_cached: bool, site) -> None:
-        """The line at OFFSET of REGION's span was touched through both aliases, at SITE;
-        NOW_CACHED: the cached one is this access's."""
+    def _mixed(self, region: "Region", offset: int, now_cached: bool, core: int | None, site) -> None:
+        """The line at OFFSET of REGION's span was touched through both aliases, by core
+        CORE at SITE (a function that finds it); NOW_CACHED: the cached one is this access's."""
 
         def words(key, core: int, source) -> Callable[[int, int], str]:
             _, other = self._before(region, offset // PAGE, not now_cached)
@@ -335,7 +339,7 @@ class Checker:
                 "before the uncached access, and drop it again before the next cached one."
             )
 
-        self._mistake(MIXED_ALIAS, region, offset, offset + LINE, site[0], site, words)
+        self._mistake(MIXED_ALIAS, region, offset, offset + LINE, core, site, words)
 
     def noc_wrote(self, region: "Region", start: int, end: int, agent: str, file: str | None, line: int | None) -> None:
         """Tensix stand-in AGENT's noc.write at FILE:LINE wrote [START, END) of REGION's span
@@ -404,8 +408,9 @@ class Checker:
         self._mistake(FLUSH_OVER_NOC_WRITE, region, *_span_of(np.array([line for line, _ in writers])), core.number,
                       lambda: self._here(core, core.call_pc()), words, agent=(agent, file, line))
 
-    def _stale_read(self, region: "Region", offset: int, size: int, under: bool, site) -> None:
-        """A read at SITE of REGION's stale bytes [OFFSET, OFFSET + SIZE) of the span: UNDER,
+    def _stale_read(self, region: "Region", offset: int, size: int, under: bool, core: int | None, site) -> None:
+        """Core CORE's read at SITE (a function that finds it) of REGION's stale bytes
+        [OFFSET, OFFSET + SIZE) of the span: UNDER,
         bytes DRAM changed under the cached line (a Tensix stand-in's noc.write names it),
         else a prior line's (strict mode)."""
         why = ("while an uncached store wrote DRAM under them" if under else
@@ -432,7 +437,7 @@ class Checker:
         writer = self._noc_writer(region, offset) if under else None
         if writer is not None:
             words = self._noc_stale_words(region, writer)
-        self._mistake(STALE_READ, region, offset, offset + size, site[0], site, words, agent=writer)
+        self._mistake(STALE_READ, region, offset, offset + size, core, site, words, agent=writer)
 
     def _noc_stale_words(self, region: "Region", writer) -> Words:
         """The words of a stale-read of bytes of REGION that Tensix stand-in WRITER (name,
@@ -512,7 +517,8 @@ class Checker:
     def _rescued_message(self, region: "Region", key, source, count: int) -> Callable[[int, int], str]:
         """The unflushed-write KEY's message when COUNT of its lines reached DRAM only by the
         L3's evictions (the card-size cache); its first core wrote them first, at SOURCE."""
-        _, at = self._rescued_at.get(region.id, (None, None))
+        rescued = self._rescued_at.get(region.id)
+        _, at = self._site(rescued) if rescued is not None else (None, None)
         where, evicted_where = _at(source), (f" at line {at.line}" if at is not None else "")
         return lambda start, end: (
             f"{_who(self._cores[key])} wrote region {region.name!r} ({_bytes(start, end, region.size)}"
@@ -543,9 +549,10 @@ class Checker:
                       lambda: self._here(core, core.call_pc()), words)
 
     def stale_flush(self, region: "Region", stale: np.ndarray, core: "Core | None" = None,
-                    how: str | None = None, site=None) -> None:
-        """CORE's kmx_flush (HOW: another flush, at SITE: its core and source line) wrote
-        back STALE bytes (span byte offsets) the thread never wrote."""
+                    how: str | None = None, site=None, by: int | None = None) -> None:
+        """CORE's kmx_flush (HOW: another flush, core BY's, at SITE: a function that finds
+        its core and source line) wrote back STALE bytes (span byte offsets) the thread
+        never wrote."""
         if stale.size == 0:
             return
         flush = how or f"kmx_flush({region.id})"
@@ -561,7 +568,7 @@ class Checker:
             )
 
         self._mistake(FLUSH_WROTE_STALE_BYTES, region, int(stale.min()), int(stale.max()) + 1,
-                      site[0] if site is not None else core.number,
+                      by if site is not None else core.number,
                       site if site is not None else (lambda: self._here(core, core.call_pc())), words)
 
     # -- one finding, of any kind --------------------------------------------------------------

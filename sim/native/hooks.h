@@ -175,6 +175,8 @@ typedef struct {
     int64_t noc_writes;     /* a Tensix stand-in wrote under lines of it since the last invalidate
                              * (the checker keeps which: sim/cache/checker.py) */
     int64_t forget_view;    /* FORGET_*: how a drop gives the view's copies back (region_drop) */
+    int64_t rescue_told;    /* an eviction rescued a dirty line of it, and that was told (the
+                             * checker names the first: one event, watch.c) */
 } CachedRegion;
 enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define CHANGED(r) do { if ((r)->generation) (*(r)->generation)++; } while (0)

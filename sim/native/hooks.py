@@ -158,6 +158,7 @@ class RegionState(ctypes.Structure):
         ("generation", _u64),
         ("noc_writes", ctypes.c_int64),
         ("forget_view", ctypes.c_int64),
+        ("rescue_told", ctypes.c_int64),
     ]
 
 

@@ -418,7 +418,7 @@ def test_an_error_inside_the_checker_is_a_fault_not_silence(tmp_path, monkeypatc
     such, where it was raised."""
     from komorebi.sim.cache.checker import Checker
 
-    def broken(self, region, page, site):
+    def broken(self, region, page, core, site):
         raise ValueError("broken on purpose")
 
     monkeypatch.setattr(Checker, "_read_before_invalidate", broken)
