@@ -62,6 +62,16 @@ FLUSH_OVER_NOC_WRITE = "flush-over-noc-write"
 KINDS = (READ_BEFORE_INVALIDATE, UNFLUSHED_WRITE, INVALIDATE_DROPPED_WRITES, FLUSH_WROTE_STALE_BYTES, STALE_READ,
          MIXED_ALIAS, NOC_READ_UNFLUSHED, FLUSH_OVER_NOC_WRITE)
 
+# The finding an event of the cache model's may make, and the bits of the events that
+# would make it (CachedRegion.found: once it is made, C no longer stops a run to tell one).
+_FINDING_OF = {
+    Kind.READ_BEFORE_INVALIDATE: (READ_BEFORE_INVALIDATE, 1 << Kind.READ_BEFORE_INVALIDATE),
+    Kind.STALE_READ: (STALE_READ, 1 << Kind.STALE_READ),
+    Kind.MIXED_CACHED: (MIXED_ALIAS, 1 << Kind.MIXED_CACHED | 1 << Kind.MIXED_UNCACHED),
+    Kind.MIXED_UNCACHED: (MIXED_ALIAS, 1 << Kind.MIXED_CACHED | 1 << Kind.MIXED_UNCACHED),
+    Kind.STALE_FLUSH: (FLUSH_WROTE_STALE_BYTES, 1 << Kind.STALE_FLUSH),
+}
+
 # Each kind's category (km.Category). A card refuses none of these mistakes: it carries
 # each out without a trap, and what comes of it depends on what its caches happen to hold
 # when (which lines an eviction wrote back, or dropped, before), so each is UNPREDICTABLE,
@@ -234,6 +244,9 @@ class Checker:
         elif kind == Kind.STALE_FLUSH and core is not None:
             stale = np.array([offset, offset + event.size - 1])  # (the first and the last stale byte)
             self.stale_flush(region, stale, how="a line flush (CCACHE0_FLUSH64)", site=site, by=core)
+        found = _FINDING_OF.get(kind)
+        if found is not None and (region.id, found[0]) in self._found:  # (C's next such event waits: events.c)
+            region.cache.state.found |= found[1]
 
     def _read_before_invalidate(self, region: "Region", page: int, core: int | None, site) -> None:
         """Core CORE read PAGE before any invalidate (fill.c; each core's first read of each

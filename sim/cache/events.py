@@ -79,6 +79,18 @@ class CacheEvents:
         self.listeners: list[Listener] = []
         self.host: int | None = None  # the host thread that runs the cluster's cores (sim.machine.card)
         self._delivering = False
+        self._acting = None  # (the core whose call Python answers: acting)
+
+    def acting(self, core) -> None:
+        """Python's own accesses, until None, are CORE's (a sim.hart.core.Core in a kmx call):
+        at the call's pc, with the core's frames (events.c)."""
+        if core is None or core.engine is None:
+            if self._acting is not None:
+                self._acting.native.site_pc = 0
+            self.native.acting, self._acting = None, None
+            return
+        core.native.site_pc = core.call_pc()
+        self.native.acting, self._acting = ctypes.addressof(core.native), core
 
     def attach(self, region_id: int, cache) -> None:
         """CACHE (a region's CachedRegion) raises its events here, as region REGION_ID's."""
@@ -104,6 +116,7 @@ class CacheEvents:
                         listener.heard(event)
         finally:
             self._delivering = False
+        self._acting = None  # (the core whose call Python answers: acting)
         if native.lost:
             raise MemoryError(f"the cache model had no memory to keep {native.lost:,} of its events "
                               "(sim/native/events.c): the findings would be incomplete")

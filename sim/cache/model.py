@@ -455,11 +455,11 @@ class CachedRegion:
         native, engine = (None, None) if core is None else core.native_arguments()
         if native is None:
             return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), None, None))
-        core.native.site_pc = core.call_pc()  # (what the model sees is the call's: sim/native/events.c)
+        was, core.native.site_pc = core.native.site_pc, core.call_pc()  # (what the model sees is the call's: events.c)
         try:
             return bool(hooks.library().region_access(ctypes.byref(self.state), offset, size, int(write), native, engine))
         finally:
-            core.native.site_pc = 0
+            core.native.site_pc = was
 
     def is_filled(self, page: int) -> bool:
         return bool(self._filled[page])

@@ -53,6 +53,7 @@ class Thread(Protocol):
     ended: bool  # (its cores run no more)
 
     def core_exited(self, core: "Core", code: int) -> None: ...
+    def acting(self, core: "Core | None") -> None: ...  # (Python's own accesses are CORE's call's)
     def invalidate(self, region_id: int, core: "Core") -> None: ...
     def flush(self, region_id: int, core: "Core") -> None: ...
     def submit(self, core: "Core") -> None: ...
@@ -241,6 +242,7 @@ class TrapTable:
         call = KmxCall(self, core, number, (a0, a1, a2), handler is not None)
         observers = self.thread.observers
         observers.call_begins(call)
+        self.thread.acting(core)  # (what the cache model sees of Python's reads for the call is the call's)
         try:
             if handler is None:
                 self._system_call(core, number)
@@ -251,6 +253,7 @@ class TrapTable:
         except (CallError, FormatError) as error:
             raise core.fault(core.call_pc(), f"{Call(number).c_name}: {error}") from None
         finally:
+            self.thread.acting(None)
             observers.call_ends(call)
         if value is not None:
             core.set_return(value)

@@ -264,10 +264,9 @@ class Card:
             else:
                 participant, count = schedule.next_turn(ready, agents_live)
                 before, error = (0 if is_agent(participant) else participant.cycles), None
-            for cluster in live:  # (what the cache model saw in those turns, before anything else)
-                cluster.cache_events.deliver()
             cluster = by_number[participant.context.cluster]
             if is_agent(participant):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
+                cluster.cache_events.deliver()  # (what the cores' turns raised, first; a core's turn hears it as it starts)
                 participant.step(cluster.agent_call)
                 schedule.ran(participant, 1, 1)
             else:
@@ -284,8 +283,8 @@ class Card:
         loop began, whose engine ended with it), through the cluster's control (gdb's,
         or none: sim.debug.control); whether its host thread goes on."""
         cluster.running = core
-        cluster.observers.turn_starts(core)
         try:
+            cluster.observers.turn_starts(core)  # (where the cache model's events are heard: a listener's failure is the cluster's)
             return cluster.debugger.run_turn(core, count, error)
         except CoreFault as fault:
             if not cluster.debugger.faulted(core, fault):

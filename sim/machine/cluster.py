@@ -515,6 +515,12 @@ class Cluster:
         if self.coherence == "card":
             self.cache.hand_back()
 
+    def acting(self, core: Core | None) -> None:
+        """Python's own accesses of the regions, from now until None, are CORE's kmx call's
+        (its reads of a result's words, a print's string, a system call's buffer): the
+        cache model's events name the core and the call (sim/cache/events.py)."""
+        self.cache_events.acting(core)
+
     def catch_up(self) -> None:
         """Tell the listeners what C raised since they last heard: the cache model's events,
         then the calls answered in C (each queue in its order; no listener hears both)."""

@@ -24,6 +24,23 @@
  * run goes on after, as after any stop asked from outside: turns.c, sim/hart/core.py) */
 #define EVENTS_BEFORE_STOP 4096
 
+/* Ask CORE's run to stop before its next block (its turn goes on after, as after any stop
+ * asked from outside: turns.c, isa.c, sim/hart/core.py), so that Python hears the queue. */
+static void stop_soon(Core *core) {
+    core->turn.stop_asked = 1;
+    if (!core->turn.counting)
+        core->engine.emu_stop(core->engine.uc);
+}
+
+/* Whether an event of KIND makes a finding that R has none of yet: heard at once (a
+ * finding is a step of the cache's story, which sees the lines as they are then, and names
+ * the core that runs); one of a finding already made only grows it, heard later. */
+static int new_finding(const CachedRegion *r, int kind) {
+    int finds = kind == EVENT_STALE_READ || kind == EVENT_STALE_FLUSH || kind == EVENT_MIXED_CACHED ||
+                kind == EVENT_MIXED_UNCACHED || kind == EVENT_READ_BEFORE_INVALIDATE;
+    return finds && !(r->found >> kind & 1);
+}
+
 /* SIZE bytes at ADDRESS of the thread's memory, into OUT: the code as the compiler wrote
  * it where the loader changed it (code.c). Whether they are there. */
 static int peek(Core *core, uint64_t address, uint64_t size, void *out) {
@@ -112,11 +129,8 @@ static CacheEvent *queued(CacheEvents *q, const CachedRegion *r, Core *core, int
             return last;
         }
     }
-    if (q->count >= EVENTS_BEFORE_STOP && core) { /* (Python hears them at the stop) */
-        core->turn.stop_asked = 1;
-        if (!core->turn.counting)
-            core->engine.emu_stop(core->engine.uc);
-    }
+    if (core && (q->count >= EVENTS_BEFORE_STOP || new_finding(r, kind)))
+        stop_soon(core); /* (Python hears them at the stop) */
     if (q->count == q->capacity) {
         int64_t capacity = q->capacity ? q->capacity * 2 : 64;
         CacheEvent *grown = realloc(q->events, (size_t)capacity * sizeof *grown);
@@ -132,6 +146,26 @@ static CacheEvent *queued(CacheEvents *q, const CachedRegion *r, Core *core, int
     return e;
 }
 
+/* Whether an event of KIND about [OFFSET, OFFSET + SIZE) of R by CORE needs no entry of its
+ * own, its finding made already (R->found): a read before any invalidate then tells the
+ * checker nothing more (it names the bytes each core read from read_cores); any other grows
+ * the finding by its bytes and its core's, which the queue's last event does as well when
+ * it is the same kind's, region's and core's: that one grows to cover both (the checker
+ * keeps each core's first byte to last, and the finding's). */
+static int grown(CacheEvents *q, const CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size) {
+    if (!(r->found >> kind & 1))
+        return 0;
+    if (kind == EVENT_READ_BEFORE_INVALIDATE)
+        return 1;
+    CacheEvent *last = q->count ? &q->events[q->count - 1] : 0;
+    if (!last || last->kind != kind || last->region != r->token || last->core != (core ? core->engine.core : -1))
+        return 0;
+    uint64_t end = last->offset + last->size > offset + size ? last->offset + last->size : offset + size;
+    last->offset = last->offset < offset ? last->offset : offset;
+    last->size = end - last->offset;
+    return 1;
+}
+
 /* R saw KIND at [OFFSET, OFFSET + SIZE) of its span, at CORE's access (0: Python's own, a
  * Tensix stand-in's) to ACCESS_SIZE bytes at ADDRESS, which loads or stores (STORES:
  * ACCESS_*; 0: no access to find, the engine's pc as it is, the fill hook's). Returns
@@ -139,6 +173,10 @@ static CacheEvent *queued(CacheEvents *q, const CachedRegion *r, Core *core, int
 CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size, uint64_t address,
                         uint64_t access_size, int stores) {
     CacheEvents *q = r->events;
+    if (q && !core && q->acting) /* Python's own access, in a core's kmx call: the call's */
+        core = q->acting;
+    if (q && grown(q, r, core, kind, offset, size))
+        return 0;
     CacheEvent *e = q ? queued(q, r, core, kind, offset, size) : 0;
     if (!e)
         return 0;

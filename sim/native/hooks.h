@@ -105,6 +105,8 @@ typedef struct CacheEvents { /* a cluster's, in the order they happened; Python 
     int64_t count;
     int64_t capacity;
     uint64_t lost;      /* events with no memory to keep them */
+    struct Core *acting; /* the core whose kmx call Python answers now: Python's own accesses
+                          * are its (0: none) */
 } CacheEvents;
 
 /* One region's lines in the cache model (sim/cache/model.py, CachedRegion). */
@@ -177,6 +179,8 @@ typedef struct {
     int64_t forget_view;    /* FORGET_*: how a drop gives the view's copies back (region_drop) */
     int64_t rescue_told;    /* an eviction rescued a dirty line of it, and that was told (the
                              * checker names the first: one event, watch.c) */
+    int64_t found;          /* a bit (1 << EVENT_*) for each kind of event whose finding the
+                             * checker has made: until then, one asks the run to stop (events.c) */
 } CachedRegion;
 enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define CHANGED(r) do { if ((r)->generation) (*(r)->generation)++; } while (0)

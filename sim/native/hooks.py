@@ -80,6 +80,7 @@ class CacheEvents(ctypes.Structure):
         ("count", ctypes.c_int64),
         ("capacity", ctypes.c_int64),
         ("lost", ctypes.c_uint64),
+        ("acting", ctypes.c_void_p),
     ]
 WATCH_ALIAS = 1 << 48  # hooks.h: where a watched page is mapped, past its address
 # The cache's registers (watch.c): the blocks the engines map as devices, and their callbacks
@@ -159,6 +160,7 @@ class RegionState(ctypes.Structure):
         ("noc_writes", ctypes.c_int64),
         ("forget_view", ctypes.c_int64),
         ("rescue_told", ctypes.c_int64),
+        ("found", ctypes.c_int64),
     ]
 
 

@@ -135,3 +135,28 @@ def test_a_first_touch_again_and_again_is_one_event_in_the_queue():
     finally:
         events.close()
         cache.release()
+
+
+# Python reads the region for core 1's kmx_result, before any invalidate: the finding is
+# core 1's, at the call's line (the cache model's event names the core whose call it is).
+PYTHON_READS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    uint32_t* in = (uint32_t*)kmx_region(0, 0);
+    uint32_t* out = (uint32_t*)kmx_region(1, 0);
+    if (core == 1)
+        kmx_result(0, in + 8, 4); /* Python reads */
+    kmx_barrier();
+    if (core == 0) {
+        out[0] = 1;
+        kmx_flush(1);
+    }
+    return 0;
+}
+"""
+
+
+def test_a_read_python_makes_for_a_call_is_the_calling_cores_at_its_line(tmp_path):
+    run, _, _ = run_source(tmp_path, PYTHON_READS, cores=2)
+    [finding] = [f for f in run.findings if f.kind == "read-before-invalidate"]
+    assert (finding.core, finding.line) == (1, line_of(PYTHON_READS, "Python reads"))
