@@ -32,14 +32,6 @@ static void stop_soon(Core *core) {
         core->engine.emu_stop(core->engine.uc);
 }
 
-/* Whether an event of KIND makes a finding that R has none of yet: heard at once (a
- * finding is a step of the cache's story, which sees the lines as they are then, and names
- * the core that runs); one of a finding already made only grows it, heard later. */
-static int new_finding(const CachedRegion *r, int kind) {
-    int finds = kind == EVENT_STALE_READ || kind == EVENT_STALE_FLUSH || kind == EVENT_MIXED_CACHED ||
-                kind == EVENT_MIXED_UNCACHED || kind == EVENT_READ_BEFORE_INVALIDATE;
-    return finds && !(r->found >> kind & 1);
-}
 
 /* SIZE bytes at ADDRESS of the thread's memory, into OUT: the code as the compiler wrote
  * it where the loader changed it (code.c). Whether they are there. */
@@ -129,7 +121,7 @@ static CacheEvent *queued(CacheEvents *q, const CachedRegion *r, Core *core, int
             return last;
         }
     }
-    if (core && (q->count >= EVENTS_BEFORE_STOP || new_finding(r, kind)))
+    if (core && q->count >= EVENTS_BEFORE_STOP)
         stop_soon(core); /* (Python hears them at the stop) */
     if (q->count == q->capacity) {
         int64_t capacity = q->capacity ? q->capacity * 2 : 64;

@@ -120,7 +120,7 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
     default: /* nothing, or the cache's registers: the engine does those */
         return 0;
     }
-    if (core->tlb.grow || core->turn.stop_asked) /* (stop_asked: the cache model's events, events.c) */
+    if (core->tlb.grow)
         h->stop = 1;
     if (core->debug.count && debugger_watches(&core->debug, page))
         return host + (address - page); /* (not kept: each access of a watched page asks tlb_fill) */
@@ -145,14 +145,11 @@ __attribute__((noinline)) int watched_load(Hart *h, uint64_t address, int size, 
         *value = uncached_device_read(h->uc, offset, (unsigned)size, &watch);
         h->page_generation = h->core->isa.page_generation; /* (a region watched now: watch.c) */
         h->core->site_pc = 0;
-        h->stop |= h->core->turn.stop_asked != 0;
         return 1;
     }
     __builtin_memcpy(&v, h->watched->view + offset, size);
     watch_read(h->watched, h->core, offset, size);
     h->core->site_pc = 0;
-    if (h->core->turn.stop_asked) /* (the cache model's events: events.c) */
-        h->stop = 1;
     *value = v;
     return 1;
 }
@@ -169,14 +166,11 @@ __attribute__((noinline)) int watched_store(Hart *h, uint64_t address, int size,
         uncached_device_write(h->uc, offset, (unsigned)size, value, &watch);
         h->page_generation = h->core->isa.page_generation;
         h->core->site_pc = 0;
-        h->stop |= h->core->turn.stop_asked != 0;
         return 1;
     }
     __builtin_memcpy(h->watched->view + offset, &value, size);
     watch_write(h->watched, h->core, offset, size);
     h->core->site_pc = 0;
-    if (h->core->turn.stop_asked)
-        h->stop = 1;
     return 1;
 }
 
