@@ -238,7 +238,7 @@ class Checker:
         elif kind in (Kind.FIRST_CACHED, Kind.FIRST_UNCACHED):
             self._first_touch[(region.id, offset // PAGE, kind == Kind.FIRST_CACHED)] = event
         elif kind in (Kind.MIXED_CACHED, Kind.MIXED_UNCACHED):
-            self._mixed(region, offset, kind == Kind.MIXED_CACHED, core, site)
+            self._mixed(region, offset, kind == Kind.MIXED_CACHED, core, site, event.before)
         elif kind == Kind.RESCUED and region.id not in self._rescued_at:
             self._rescued_at[region.id] = event
         elif kind == Kind.STALE_FLUSH and core is not None:
@@ -318,26 +318,27 @@ class Checker:
         if self.on_change is not None:
             self.on_change(settled)
 
-    def _before(self, region: "Region", page: int, cached: bool):
+    def _before(self, region: "Region", page: int, cached: bool, before: tuple[int, int, int | None]):
         """(core, source line) of the first touch of PAGE through the CACHED alias (or the
         uncached one); for a cached touch from before the region was watched (the thread's
-        first uncached access), the page's first read the fill hook saw, or its first write."""
+        first uncached access), BEFORE: the page's first read the fill hook saw, or its
+        first write, as they were at the event (pc, ra, core)."""
         known = self._first_touch.get((region.id, page, cached))
         if known is not None:
             return self._site(known)
-        cache = region.cache
-        if cached and cache.read_pc[page]:
-            return None, self._explainer.users_line(int(cache.read_pc[page]), int(cache.read_ra[page]))
-        if cached and cache.write_pc[page]:
-            return int(cache.write_core[page]), self._explainer.users_line(int(cache.write_pc[page]), int(cache.write_ra[page]))
+        pc, ra, core = before
+        if cached and pc:
+            return core, self._explainer.users_line(pc, ra)
         return None, None
 
-    def _mixed(self, region: "Region", offset: int, now_cached: bool, core: int | None, site) -> None:
+    def _mixed(self, region: "Region", offset: int, now_cached: bool, core: int | None, site,
+               before: tuple[int, int, int | None]) -> None:
         """The line at OFFSET of REGION's span was touched through both aliases, by core
-        CORE at SITE (a function that finds it); NOW_CACHED: the cached one is this access's."""
+        CORE at SITE (a function that finds it); NOW_CACHED: the cached one is this access's.
+        BEFORE: the page's first cached touch the fill hook kept then (pc, ra, core)."""
 
         def words(key, core: int, source) -> Callable[[int, int], str]:
-            _, other = self._before(region, offset // PAGE, not now_cached)
+            _, other = self._before(region, offset // PAGE, not now_cached, before)
             this_way, that_way = ("cached", "uncached") if now_cached else ("uncached", "cached")
             where = _at(source)
             earlier = f"at line {other.line}" if other is not None else "before"

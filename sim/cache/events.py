@@ -52,6 +52,7 @@ class CacheEvent:
     core: int | None
     pc: int | None
     returns: tuple[int, ...]
+    before: tuple[int, int, int | None] = (0, 0, None)  # a mixed alias's: (pc, ra, core) of the page's first cached touch the fill hook kept
 
     @staticmethod
     def of(raw: hooks.CacheEvent) -> "CacheEvent":
@@ -62,8 +63,9 @@ class CacheEvent:
                 break
             returns.append(int(address))
         core = None if raw.core < 0 else int(raw.core)
+        before = (int(raw.before_pc), int(raw.before_ra), None if raw.before_core < 0 else int(raw.before_core))
         return CacheEvent(Kind(raw.kind), int(raw.region), int(raw.offset), int(raw.size), bool(raw.under), core,
-                          int(raw.pc) if core is not None else None, tuple(returns))
+                          int(raw.pc) if core is not None else None, tuple(returns), before)
 
 
 class Listener(Protocol):
@@ -80,6 +82,7 @@ class CacheEvents:
         self.host: int | None = None  # the host thread that runs the cluster's cores (sim.machine.card)
         self._delivering = False
         self._acting = None  # (the core whose call Python answers: acting)
+        self.core: int | None = None  # while an event is told: the core whose access it was
 
     def acting(self, core) -> None:
         """Python's own accesses, until None, are CORE's (a sim.hart.core.Core in a kmx call):
@@ -112,11 +115,13 @@ class CacheEvents:
                 events = [CacheEvent.of(native.events[i]) for i in range(native.count)]
                 native.count = 0
                 for event in events:
+                    self.core = event.core  # (the core whose access it was: the one that ran then)
                     for listener in self.listeners:
                         listener.heard(event)
         finally:
-            self._delivering = False
+            self._delivering, self.core = False, None
         self._acting = None  # (the core whose call Python answers: acting)
+        self.core: int | None = None  # while an event is told: the core whose access it was
         if native.lost:
             raise MemoryError(f"the cache model had no memory to keep {native.lost:,} of its events "
                               "(sim/native/events.c): the findings would be incomplete")

@@ -593,7 +593,11 @@ class Cluster:
 
     @property
     def running(self) -> Core | None:
-        """The core whose turn it is: Python's, or the turn loop's in C (from any thread)."""
+        """The core whose turn it is: Python's, or the turn loop's in C (from any thread);
+        while the cache model's events are told, the core whose access each was (it ran then)."""
+        told = self.cache_events.core
+        if told is not None and told < len(self.cores):
+            return self.cores[told]
         loop = self.loop
         running = loop.running if loop is not None else None
         return running if running is not None and running.context.cluster == self.number else self._running

@@ -99,6 +99,9 @@ typedef struct {
     int64_t core;       /* the core whose access it was (-1: Python's own, or a Tensix stand-in's) */
     uint64_t pc;        /* the access's */
     uint64_t returns[EVENT_RETURNS]; /* the frames' return addresses, innermost first (0: no more) */
+    uint64_t before_pc;  /* a mixed alias: the page's first cached read the fill hook saw, or its */
+    uint64_t before_ra;  /* first write since clean (pc, ra, core: -1 none), as they were then */
+    int64_t before_core;
 } CacheEvent;
 typedef struct CacheEvents { /* a cluster's, in the order they happened; Python empties it */
     CacheEvent *events;

@@ -69,6 +69,9 @@ class CacheEvent(ctypes.Structure):
         ("core", ctypes.c_int64),
         ("pc", ctypes.c_uint64),
         ("returns", ctypes.c_uint64 * EVENT_RETURNS),
+        ("before_pc", ctypes.c_uint64),
+        ("before_ra", ctypes.c_uint64),
+        ("before_core", ctypes.c_int64),
     ]
 
 

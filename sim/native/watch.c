@@ -115,8 +115,14 @@ static void touched(CachedRegion *r, Core *core, uint64_t page, uint64_t line, i
     mine[page] |= bit;
     if ((other[page] & bit) && !(r->mixed_told[page] & bit)) {
         r->mixed_told[page] |= bit;
-        cache_event(r, core, cached ? EVENT_MIXED_CACHED : EVENT_MIXED_UNCACHED, line * LINE, LINE, address, LINE,
-                    either);
+        CacheEvent *e = cache_event(r, core, cached ? EVENT_MIXED_CACHED : EVENT_MIXED_UNCACHED, line * LINE, LINE,
+                                    address, LINE, either);
+        if (e) { /* (the cached touch the checker names, where no event told it: as it is now) */
+            int read = r->read_pc && r->read_pc[page];
+            e->before_pc = read ? r->read_pc[page] : r->write_pc[page];
+            e->before_ra = read ? r->read_ra[page] : r->write_ra[page];
+            e->before_core = read ? -1 : r->write_core[page];
+        }
     }
 }
 

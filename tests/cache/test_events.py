@@ -160,3 +160,32 @@ def test_a_read_python_makes_for_a_call_is_the_calling_cores_at_its_line(tmp_pat
     run, _, _ = run_source(tmp_path, PYTHON_READS, cores=2)
     [finding] = [f for f in run.findings if f.kind == "read-before-invalidate"]
     assert (finding.core, finding.line) == (1, line_of(PYTHON_READS, "Python reads"))
+
+
+# A cached write, a flush, the uncached alias, then a mixed alias, then a cached write of
+# the same page again: the finding heard after all of it names the cached write before the
+# mixed access (kept in the event), not the one after.
+MIXED_THEN_WRITTEN = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* in = (uint32_t*)kmx_region(0, 0);
+    volatile uint32_t* u = (uint32_t*)kmx_region_uncached(0);
+    kmx_invalidate(0);
+    in[0] = 1; /* the cached write */
+    kmx_flush(0);
+    u[1024] = 5; /* the first uncached access (another page) */
+    u[16] = 7; /* the mixed access */
+    in[32] = 9; /* a cached write after it */
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_a_mixed_alias_names_the_cached_touch_before_it_not_after(tmp_path):
+    regions = {"numbers": np.arange(2048, dtype=np.uint32), "tripled": 4096}
+    run, _, _ = run_source(tmp_path, MIXED_THEN_WRITTEN, regions=regions)
+    [finding] = [f for f in run.findings if f.kind == "mixed-alias"]
+    assert finding.line == line_of(MIXED_THEN_WRITTEN, "the mixed access")
+    assert f"cached alias at line {line_of(MIXED_THEN_WRITTEN, 'the cached write */')}" in finding.message
