@@ -587,6 +587,8 @@ class Cluster:
         self.cache = ClusterCache()
         self.explainer = None  # (it holds the memory too)
         self.checker = None  # (a cycle through its view of the running core)
+        self.cache_events.listeners.clear()  # (the checker, and through it the regions' memory)
+        self.cache_events.acting(None)
         self.traps.thread = None
 
     # -- scheduling -------------------------------------------------------------------------
