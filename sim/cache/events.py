@@ -133,8 +133,3 @@ class CacheEvents:
         finally:
             hooks.library().cache_events_free(ctypes.byref(self.native))
 
-    @property
-    def lost(self) -> int:
-        """Events C had no memory to keep."""
-        return int(self.native.lost)
-

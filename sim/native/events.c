@@ -25,7 +25,8 @@
 #define EVENTS_BEFORE_STOP 4096
 
 /* Ask CORE's run to stop before its next block (its turn goes on after, as after any stop
- * asked from outside: turns.c, isa.c, sim/hart/core.py), so that Python hears the queue. */
+ * asked from outside: turns.c, sim/hart/core.py; the interpreter does not look, and the
+ * stop comes at the engine's next block), so that Python hears the queue. */
 static void stop_soon(Core *core) {
     core->turn.stop_asked = 1;
     if (!core->turn.counting)
