@@ -45,7 +45,7 @@ import numpy as np
 
 from ..._records import Category, Finding, named_cores  # (km.Finding: the checker's findings are the API's, as they are)
 from ..layout import CORES_PER_CLUSTER, LINE, PAGE
-from .events import CacheEvent, Kind
+from .events import CacheEvent, Event, Flushed, Invalidated, Kind, LeftDirty, NocRead, NocWrote
 from .model import CachedRegion
 
 if TYPE_CHECKING:
@@ -221,10 +221,14 @@ class Checker:
 
     # -- events -------------------------------------------------------------------------------
 
-    def heard(self, event: CacheEvent) -> None:
-        """What the cache model saw, an access at a time (sim/native/events.c), in order."""
+    def heard(self, event: Event) -> None:
+        """What happened at the cache's door (sim.cache.events), in order: C's events, an
+        access at a time (sim/native/events.c), and the region-wide ones Python raises."""
         region = self._watched.get(event.region)
         if region is None:
+            return
+        if not isinstance(event, CacheEvent):
+            self._heard_region(region, event)
             return
         kind, offset, core = event.kind, event.offset, event.core
 
@@ -247,6 +251,27 @@ class Checker:
         found = _FINDING_OF.get(kind)
         if found is not None and (region.id, found[0]) in self._found:  # (C's next such event waits: events.c)
             region.cache.state.found |= found[1]
+
+    def _heard_region(self, region: "Region", event: Event) -> None:
+        """A region-wide event of the door's (raised in Python: sim.cache.model, *_by)."""
+        if isinstance(event, Flushed):
+            self.stale_flush(region, event.stale, event.core)
+            if event.overwritten.size:
+                self.flush_over_noc(region, event.overwritten, event.core)
+        elif isinstance(event, Invalidated):
+            self.noc_forget(region)  # (no line of it is stale now)
+            if event.lost.size:
+                self.dropped(region, event.lost, event.core)
+        elif isinstance(event, NocRead):
+            if event.dirty.size:
+                call = event.call
+                self.unflushed_read(region, event.dirty, event.agent.name, call.file, call.line)
+        elif isinstance(event, NocWrote):
+            call = event.call
+            self.noc_wrote(region, event.start, event.end, event.agent.name, call.file, call.line)
+        elif isinstance(event, LeftDirty):
+            self.unflushed(region, event.lines, submit_core=event.submit_core,
+                           rescued=event.rescued if event.submit_core is None else None)
 
     def _read_before_invalidate(self, region: "Region", page: int, core: int | None, site) -> None:
         """Core CORE read PAGE before any invalidate (fill.c; each core's first read of each
@@ -527,6 +552,7 @@ class Checker:
 
         self._mistake(UNFLUSHED_WRITE, region, *_span_of(lines), None, lambda: self._writer(region, lines), words,
                       cores=self._writers(region, lines))
+        region.cache.unflushed_found = True  # (a submission need not compare its pages again: sim.cache.model)
 
     def _rescued_message(self, region: "Region", key, source, count: int) -> Callable[[int, int], str]:
         """The unflushed-write KEY's message when COUNT of its lines reached DRAM only by the

@@ -1,15 +1,30 @@
-"""What the cache model saw that Python words, as typed events: a stale read, a stale line
-written back by a line flush, a line touched through both aliases, the first touch of a
-page through each, a dirty line the card-size cache's eviction rescued, a read before any
-invalidate. Each names its region, its bytes, the core whose access it was, the access's pc
-and the return addresses of its frames.
+"""What happened at the cache's door, as typed events, for whoever listens (as gem5's
+probe listeners do): the checker (sim.cache.checker.Checker.heard) and the run's observers
+(sim.observe.observers.Observers.heard: the story, the trace, the profile).
 
-sim/native/events.c raises them inside the engine's callbacks and the interpreter, where
-the access is made, and keeps them in the cluster's queue (CacheEvents), in order. Python
-hears them here, where the turn loop hands it the cores (sim.machine.card, between
-turns), before any point the observers hear (sim.observe.observers: catch_up), and when
-the thread ends: never inside the engine. The listeners (the checker,
-sim.cache.checker.Checker.heard) hear them in the order they happened.
+Two kinds of event, one queue, one order:
+
+- Raised in C (CacheEvent): what the cache model saw an access at a time: a stale read, a
+  stale line written back by a line flush, a line touched through both aliases, the first
+  touch of a page through each, a dirty line the card-size cache's eviction rescued, a read
+  before any invalidate. Each names its region, its bytes, the core whose access it was,
+  the access's pc and the return addresses of its frames. sim/native/events.c raises them
+  inside the engine's callbacks and the interpreter, where the access is made, and keeps
+  them in the cluster's queue (CacheEvents), in order. Python hears them here, where the
+  turn loop hands it the cores (sim.machine.card, between turns), before any point the
+  observers hear (sim.observe.observers: catch_up), and when the thread ends: never
+  inside the engine.
+- Raised in Python, by the door's region-wide operations (sim.cache.model.CachedRegion's
+  `*_by` methods), each with who did it: a kmx_flush (Flushed) or kmx_invalidate
+  (Invalidated) and the lines it wrote back or lost; a Tensix stand-in's noc.read (NocRead)
+  and noc.write (NocWrote); the dirty lines left at a submission or the thread's end
+  (LeftDirty); the library's hand-back (HandedBack). The queue's C events are told first:
+  they happened before.
+
+What is not an event: a core's fill, read and write one at a time. Those stay in C (a
+Python call for each would cost more than the access): the story reads the lines' states
+at its steps (CachedRegion.line_states), the profile counts the card-size cache's levels
+in C (sim/native/profile.c).
 """
 
 from __future__ import annotations
@@ -18,7 +33,9 @@ import ctypes
 import threading
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Protocol
+from typing import Any, Protocol
+
+import numpy as np
 
 from ..native import hooks
 
@@ -68,8 +85,81 @@ class CacheEvent:
                           int(raw.pc) if core is not None else None, tuple(returns), before)
 
 
+# -- raised in Python, by the door's region-wide operations (sim.cache.model) -------------------
+# REGION is the region's ID; CORE the sim.hart.core.Core whose kmx call it was; AGENT the
+# sim.noc.agent.Agent whose noc call, and CALL that call (its offset, size, source line).
+# Lines are indices of lines of the region's span; bytes are offsets in it.
+
+
+@dataclass(frozen=True, eq=False)
+class Flushed:
+    """CORE's kmx_flush wrote LINES back (they stay cached, clean). STALE: the bytes among
+    them that were stale (strict mode's prior lines); OVERWRITTEN: the lines written back
+    over bytes that reached DRAM past the cache since they were cached."""
+
+    region: int
+    core: Any
+    lines: np.ndarray
+    stale: np.ndarray
+    overwritten: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Invalidated:
+    """CORE's kmx_invalidate dropped every line of the region; LOST: those that were dirty."""
+
+    region: int
+    core: Any
+    lost: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class NocRead:
+    """AGENT's noc.read (CALL) read DRAM past the cache; DIRTY: lines of it the cache held
+    dirty then (DRAM had their old bytes)."""
+
+    region: int
+    agent: Any
+    call: Any
+    dirty: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class NocWrote:
+    """AGENT's noc.write (CALL) wrote bytes [START, END) of the span to DRAM, past the cache."""
+
+    region: int
+    agent: Any
+    call: Any
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, eq=False)
+class LeftDirty:
+    """LINES were dirty when SUBMIT_CORE called kmx_submit (None: when the thread ended);
+    RESCUED: those of them the card-size cache's evictions wrote back, no flush after."""
+
+    region: int
+    lines: np.ndarray
+    rescued: np.ndarray
+    submit_core: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class HandedBack:
+    """The library's hand-back as the thread ended (card mode) wrote LINES back, then
+    dropped every line."""
+
+    region: int
+    lines: np.ndarray
+
+
+Event = CacheEvent | Flushed | Invalidated | NocRead | NocWrote | LeftDirty | HandedBack
+
+
 class Listener(Protocol):
-    def heard(self, event: CacheEvent) -> None: ...
+    def heard(self, event: Event) -> None: ...
 
 
 class CacheEvents:
@@ -99,6 +189,7 @@ class CacheEvents:
         """CACHE (a region's CachedRegion) raises its events here, as region REGION_ID's."""
         cache.state.events = ctypes.pointer(self.native)
         cache.state.token = region_id
+        cache.events = self  # (the door's events raised in Python: sim.cache.model, CachedRegion.*_by)
 
     def deliver(self, anywhere: bool = False) -> None:
         """Tell the listeners the events queued since they last heard, in order: on the
@@ -125,6 +216,13 @@ class CacheEvents:
         if native.lost:
             raise MemoryError(f"the cache model had no memory to keep {native.lost:,} of its events "
                               "(sim/native/events.c): the findings would be incomplete")
+
+    def tell(self, event: Event) -> None:
+        """The door's EVENT (raised in Python): the listeners hear what C queued before it
+        first, then it."""
+        self.deliver()
+        for listener in self.listeners:
+            listener.heard(event)
 
     def close(self) -> None:
         """Deliver what is left, then free the queue's memory (C's)."""

@@ -91,6 +91,7 @@ import numpy as np
 from ..._records import LineState
 from ..native import hooks
 from ..layout import LINE, PAGE, runs
+from .events import Flushed, HandedBack, Invalidated, LeftDirty, NocRead, NocWrote
 
 if TYPE_CHECKING:
     from ..memory.dram import Storage, View
@@ -274,6 +275,8 @@ class CachedRegion:
         self.state.pages = pages
         self.state_address = ctypes.addressof(self.state)  # (for the native calls that take it: sim/native/noc.c)
         self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
+        self.events = None  # the cluster's sim.cache.events.CacheEvents, which tells the door's events (attach)
+        self.unflushed_found = False  # the checker found its unflushed write: a submission need not look again
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
         if memory is not None and not self.direct:  # (a drop gives the view's copies back: region_drop)
@@ -483,6 +486,52 @@ class CachedRegion:
         (its lines are known one by one: know_lines); one it does not hold brings DRAM's new
         bytes at its next fill."""
         hooks.library().dram_store(self.state_address, offset, data.size, data.ctypes.data, None)
+
+    # -- the door: each way in, told who did it (sim.cache.events) ------------------------------
+
+    def _tell(self, event) -> None:
+        if self.events is not None:
+            self.events.tell(event)
+
+    def flush_by(self, core, find_stale: bool, region_start: int) -> np.ndarray:
+        """CORE's kmx_flush (`flush`), told as Flushed. Returns the lines written back."""
+        lines, stale = self.flush(find_stale, region_start)
+        self._tell(Flushed(self.state.token, core, lines, stale, self.overwritten))
+        return lines
+
+    def invalidate_by(self, core) -> np.ndarray:
+        """CORE's kmx_invalidate (`invalidate`), told as Invalidated. Returns the lines lost."""
+        lost = self.invalidate()
+        self._tell(Invalidated(self.state.token, core, lost))
+        return lost
+
+    def noc_read_by(self, agent, call, offset: int) -> np.ndarray:
+        """AGENT's noc.read CALL of CALL.size bytes at OFFSET of the span (`noc_read`), told
+        as NocRead with the lines of them the cache holds dirty."""
+        out = self.noc_read(offset, call.size)
+        self._tell(NocRead(self.state.token, agent, call, self.dirty_lines_in(offset, offset + call.size)))
+        return out
+
+    def noc_write_by(self, agent, call, offset: int, data: np.ndarray) -> None:
+        """AGENT's noc.write CALL of DATA at OFFSET of the span (`noc_write`), told as NocWrote."""
+        self.noc_write(offset, data)
+        self._tell(NocWrote(self.state.token, agent, call, offset, offset + data.size))
+
+    def submitted_by(self, core) -> None:
+        """CORE called kmx_submit: its dirty lines, told as LeftDirty (none once the checker
+        found the region's unflushed write: no need to compare its pages again)."""
+        if self.unflushed_found:
+            return
+        lines = self.dirty_lines()
+        if lines.size:
+            self._tell(LeftDirty(self.state.token, lines, _NO_LINES, core))
+
+    def thread_ended(self, tell: bool = True) -> None:
+        """The thread has ended (`mark_unflushed`); its dirty lines and those an eviction
+        rescued, told as LeftDirty (unless not TELL: the thread faulted)."""
+        lines, rescued = self.mark_unflushed()
+        if lines.size and tell:
+            self._tell(LeftDirty(self.state.token, lines, rescued))
 
     # -- the thread's kmx calls -----------------------------------------------------------
 
@@ -697,6 +746,7 @@ class CachedRegion:
         written, _ = self.flush()
         self.line_events[:] = events
         self._drop()
+        self._tell(HandedBack(self.state.token, written))
         return written
 
     def release(self) -> None:

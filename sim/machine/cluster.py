@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import kmx_runtime
 from ..._records import AgentStopped, Handed, RegionPicture
-from ..cache.checker import UNFLUSHED_WRITE, Checker
+from ..cache.checker import Checker
 from ..cache.events import CacheEvents
 from ..cache.model import CARD_SIZE, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from ..hart.explain import Explainer
@@ -249,7 +249,9 @@ class Cluster:
         # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/observe/timeline.py)
         self.timeline = Timeline(number, cores) if config.traced else None
         # Who hears of the thread's turns, calls, findings and end (sim/observe/observers.py)
-        self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None))
+        self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None),
+                                   regions=self.regions)
+        self.cache_events.listeners.insert(0, self.observers)  # (before the checker: a step, then its finding)
         self.checker.on_finding = self.observers.finding
         self.checker.on_change = self.observers.finding_changed
         # The calls that need no Python are answered in C (sim/native/calls.c), unless a
@@ -296,20 +298,15 @@ class Cluster:
             raise call.error
         region = call.region
         at = region.offset + call.offset
+        # (the cache's door tells who listens: the story's step, the checker: sim.cache.events)
         if call.what == "read":
-            out = region.cache.noc_read(at, call.size)
-            self.observers.agent_step(agent, call)
+            out = region.cache.noc_read_by(agent, call, at)
             self._tally(region, agent, call)
-            lines = region.cache.dirty_lines_in(at, at + call.size)
-            if lines.size:
-                self.checker.unflushed_read(region, lines, agent.name, call.file, call.line)
             return out
         if call.what == "write":
-            region.cache.noc_write(at, np.frombuffer(call.data, np.uint8))
             hooks.library().reservations_stored(self.reservations, -1, region.span.base + at, call.size)
-            self.checker.noc_wrote(region, at, at + call.size, agent.name, call.file, call.line)
+            region.cache.noc_write_by(agent, call, at, np.frombuffer(call.data, np.uint8))
             self._tally(region, agent, call)
-            self.observers.agent_step(agent, call)
             return None
         # a wait: DRAM holds the value (the schedule chose the step for it), or its time is up
         now = region.cache.noc_read(at, call.size)
@@ -391,23 +388,17 @@ class Cluster:
 
     # -- the thread's calls ----------------------------------------------------------------
 
+    # (each through the cache's door, which tells who listens: sim.cache.events)
+
     def invalidate(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         self._forget_region(region)  # (before the drop: its filled pages)
-        lost = region.cache.invalidate()
-        self.checker.noc_forget(region)  # (no line of it is stale now)
-        self.observers.invalidated(core, region, int(lost.size))
-        if lost.size:
-            self.checker.dropped(region, lost, core)
+        region.cache.invalidate_by(core)
 
     def flush(self, region_id: int, core: Core) -> None:
         region = self.regions[region_id]
         # (the bytes before the region's start, in its first line, are not its own)
-        written, stale = region.cache.flush(self.coherence == "strict", region.offset)
-        self.checker.stale_flush(region, stale, core)
-        if region.cache.overwritten.size:
-            self.checker.flush_over_noc(region, region.cache.overwritten, core)
-        self.observers.flushed(core, region, len(written))
+        region.cache.flush_by(core, self.coherence == "strict", region.offset)
         self._forget_region(region)
 
     def _forget_region(self, region: Region) -> None:
@@ -422,11 +413,7 @@ class Cluster:
 
     def submit(self, core: Core) -> None:
         for region in self.regions:  # a submission says "done so far": flushed?
-            if self.checker.has(region, UNFLUSHED_WRITE):
-                continue  # found once already: no need to compare the pages again
-            lines = region.cache.dirty_lines()
-            if lines.size:
-                self.checker.unflushed(region, lines, submit_core=core)
+            region.cache.submitted_by(core)
         words = self.result_words.copy()
         if not self.outbox.offer_submission(words):
             self._block(core, "kmx_submit", lambda: self.outbox.offer_submission(words))
@@ -534,9 +521,7 @@ class Cluster:
         self.ended = True
         self.console.finish()
         for region in self.regions:
-            lines, rescued = region.cache.mark_unflushed()
-            if lines.size and not self.faulted:
-                self.checker.unflushed(region, lines, rescued=rescued)
+            region.cache.thread_ended(tell=not self.faulted)
         self.hand_back()
         self.observers.ended()
 
@@ -574,6 +559,7 @@ class Cluster:
             region.release()
             region.on_hook_error = None  # (a cycle through the cluster)
             region.state.events = None  # (the queue's memory is freed)
+            region.events = None
         for region in self.regions:
             region.storage.release()
 

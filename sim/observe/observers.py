@@ -97,7 +97,8 @@ class Observer:
 class Observers:
     """A cluster's listeners, and each probe point as a call to those that hear it."""
 
-    def __init__(self, *listeners: Observer) -> None:
+    def __init__(self, *listeners: Observer, regions: Sequence = ()) -> None:
+        self.regions = regions  # the thread's, by ID (the cache's events name them so: heard)
         self._listeners: list[Observer] = []
         self._hearing: dict[str, tuple[Observer, ...]] = {}
         for listener in listeners:
@@ -143,6 +144,18 @@ class Observers:
         self.catch_up()
         for listener in self._hearing["call_ends"]:
             listener.call_ends(call)
+
+    def heard(self, event) -> None:
+        """The cache's door told EVENT (sim.cache.events): a kmx_invalidate's, a kmx_flush's,
+        or a stand-in's noc.read or noc.write is its point (C's events, an access at a time,
+        are the checker's)."""
+        kind = type(event).__name__
+        if kind == "Flushed":
+            self.flushed(event.core, self.regions[event.region], len(event.lines))
+        elif kind == "Invalidated":
+            self.invalidated(event.core, self.regions[event.region], int(event.lost.size))
+        elif kind in ("NocRead", "NocWrote"):
+            self.agent_step(event.agent, event.call)
 
     def invalidated(self, core: "Core", region, lines_dropped: int) -> None:
         self.catch_up()

@@ -19,7 +19,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from komorebi.sim.cache.events import CacheEvents, Kind
+from komorebi.sim.cache.events import CacheEvent, CacheEvents, Kind
 from komorebi.sim.cache.model import PRIOR_BYTE, PRIOR_WORD, CachedRegion, Holding
 from komorebi.sim.memory.dram import Snapshot, Storage, View
 from komorebi.sim.layout import LINE, PAGE
@@ -218,7 +218,7 @@ class CacheMachine(RuleBasedStateMachine):
             self.events.close()
 
     def heard(self, event) -> None:
-        if event.kind == Kind.READ_BEFORE_INVALIDATE:
+        if isinstance(event, CacheEvent) and event.kind == Kind.READ_BEFORE_INVALIDATE:
             self.early_reads.append(event.offset // PAGE)
 
     @invariant()

@@ -189,3 +189,53 @@ def test_a_mixed_alias_names_the_cached_touch_before_it_not_after(tmp_path):
     [finding] = [f for f in run.findings if f.kind == "mixed-alias"]
     assert finding.line == line_of(MIXED_THEN_WRITTEN, "the mixed access")
     assert f"cached alias at line {line_of(MIXED_THEN_WRITTEN, 'the cached write */')}" in finding.message
+
+
+def test_the_doors_region_wide_events_name_who_and_come_after_cs():
+    """The door's region-wide operations (sim.cache.model, *_by) tell typed events with who
+    did them, after the events C queued before them, in order (sim.cache.events)."""
+    from types import SimpleNamespace
+
+    from komorebi.sim.cache.events import (
+        CacheEvent, CacheEvents, Flushed, HandedBack, Invalidated, Kind, LeftDirty, NocRead, NocWrote,
+    )
+    from komorebi.sim.cache.model import CachedRegion
+
+    dram = np.zeros(2 * 4096, np.uint8)
+    cache = CachedRegion(np.zeros(2 * 4096, np.uint8), dram)
+    cache.know_lines()
+    cache.state.uncached_seen = 1
+    events = CacheEvents()
+    events.attach(3, cache)
+    heard = []
+    events.listeners.append(SimpleNamespace(heard=heard.append))
+    core, agent = object(), SimpleNamespace(name="tensix")
+    try:
+        cache.touch(0, 8, write=True)  # C queues the page's first cached touch
+        cache.view[:8] = 7  # (the store the touch stood for)
+        read = SimpleNamespace(size=8, file="t.py", line=1)
+        assert cache.noc_read_by(agent, read, 0).tolist() == [0] * 8  # DRAM's: the line is dirty
+        cache.submitted_by(core)
+        cache.flush_by(core, False, 0)
+        wrote = SimpleNamespace(size=4, file="t.py", line=2)
+        cache.noc_write_by(agent, wrote, 4096, np.full(4, 9, np.uint8))
+        cache.touch(64, 8, write=True)  # (the same page, still cached: no first touch)
+        cache.view[64:72] = 5
+        cache.invalidate_by(core)
+        cache.thread_ended()
+        cache.hand_back()
+        kinds = [type(e).__name__ if not isinstance(e, CacheEvent) else e.kind for e in heard]
+        assert kinds == [Kind.FIRST_CACHED, "NocRead", "LeftDirty", "Flushed", "NocWrote", "Invalidated",
+                         "HandedBack"]
+        assert all(e.region == 3 for e in heard)
+        noc_read, left, flushed, noc_wrote, invalidated, handed = heard[1:]
+        assert isinstance(noc_read, NocRead) and noc_read.agent is agent and noc_read.dirty.tolist() == [0]
+        assert isinstance(left, LeftDirty) and left.submit_core is core and left.lines.tolist() == [0]
+        assert isinstance(flushed, Flushed) and flushed.core is core and flushed.lines.tolist() == [0]
+        assert isinstance(noc_wrote, NocWrote) and (noc_wrote.start, noc_wrote.end) == (4096, 4100)
+        assert isinstance(invalidated, Invalidated) and invalidated.lost.tolist() == [1]  # written, not flushed
+        assert isinstance(handed, HandedBack) and handed.lines.size == 0  # (nothing cached is left)
+        assert dram[:8].tolist() == [7] * 8 and dram[4096:4100].tolist() == [9] * 4  # the flush's, the stand-in's
+    finally:
+        events.close()
+        cache.release()
