@@ -493,14 +493,23 @@ class CachedRegion:
         if self.events is not None:
             self.events.tell(event)
 
+    def _took(self, core, level: int) -> None:
+        """The door for time (sim/native/latency.c): CORE's flush or invalidate (LEVEL)
+        walked the span's lines; a core with a timing model's table is answered its cycles."""
+        native = getattr(core, "native", None)
+        if native is not None and native.memory.latency:
+            hooks.library().access_took(ctypes.byref(native), level, self.pages * LINES_PER_PAGE)
+
     def flush_by(self, core, find_stale: bool, region_start: int) -> np.ndarray:
         """CORE's kmx_flush (`flush`), told as Flushed. Returns the lines written back."""
+        self._took(core, hooks.LEVEL_FLUSH)
         lines, stale = self.flush(find_stale, region_start)
         self._tell(Flushed(self.state.token, core, lines, stale, self.overwritten))
         return lines
 
     def invalidate_by(self, core) -> np.ndarray:
         """CORE's kmx_invalidate (`invalidate`), told as Invalidated. Returns the lines lost."""
+        self._took(core, hooks.LEVEL_INVALIDATE)
         lost = self.invalidate()
         self._tell(Invalidated(self.state.token, core, lost))
         return lost

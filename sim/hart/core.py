@@ -225,6 +225,34 @@ class Core:
             return None, None
         return ctypes.byref(self.native), self.engine.handle
 
+    # -- the door for time (sim/native/latency.c) ------------------------------------------
+
+    def time_memory(self, latency, per_line) -> None:
+        """From now on each access of this core's to a region that C sees answers
+        LATENCY[level] + PER_LINE[level] * lines cycles, for each of hooks.LEVELS levels
+        (hooks.LEVEL_NAMES), summed in memory_cycles. None, None: no table (the default,
+        where a core's cycles count its instructions): every access answers 0."""
+        if latency is None:
+            self._memory_tables = None
+            self.native.memory.latency = self.native.memory.per_line = None
+            return
+        tables = tuple(np.array(t, np.uint32) for t in (latency, per_line))
+        if any(t.shape != (hooks.LEVELS,) for t in tables):
+            raise ValueError(f"a latency table has {hooks.LEVELS} entries, one for each of {hooks.LEVEL_NAMES}")
+        self._memory_tables = tables  # (kept alive: C reads them)
+        self.native.memory.latency, self.native.memory.per_line = (
+            t.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)) for t in tables)
+
+    @property
+    def memory_cycles(self) -> int:
+        """The cycles this core's accesses took, by the table time_memory gave (0: none)."""
+        return int(self.native.memory.cycles)
+
+    @property
+    def memory_accesses(self) -> dict[str, int]:
+        """How many of this core's accesses the door answered, by level (time_memory)."""
+        return dict(zip(hooks.LEVEL_NAMES, (int(n) for n in self.native.memory.accesses)))
+
     @property
     def cycles(self) -> int:
         """Instructions begun, counted by the block hook (a thread that calls kmx_cycles or

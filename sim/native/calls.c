@@ -182,6 +182,9 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
         region_drop(r, forget);
         region_invalidated(r);
     } /* (a flush of no written line changes no page: each translation stays as it was) */
+    /* (the door for time: a flush or an invalidate walks the region's lines, latency.c;
+     * sim/cache/model.py's flush_by and invalidate_by answer Python's the same) */
+    access_took(core, number == CALL_FLUSH ? LEVEL_FLUSH : LEVEL_INVALIDATE, r->pages * LINES_PER_PAGE);
     queue_step(c, core, number, id, pc, ra);
     return 1;
 }

@@ -25,6 +25,9 @@ static int access(CachedRegion *r, uint64_t page, int write, Core *core, void *u
     if (!r->filled[page]) {
         if (core && uc && core->profile.on)
             profile_cache(core, uc, 0);
+        if (!r->tile) /* (the unbounded cache's fill: the access's line from DRAM; the card-size
+                       * cache answers each access's level itself: latency.c) */
+            access_took(core, LEVEL_DRAM, 1);
         if (r->copy_all || r->copy_fill[page])
             copy_page(r->view + start, r->dram + start);
         r->filled[page] = 1;

@@ -366,6 +366,17 @@ typedef struct {
     struct Core *cores[RESERVING_CORES];
 } Reservations;
 
+/* The door for time (latency.c): where an access's bytes came from, and what that cost. */
+enum { LEVEL_DRAM = 0, LEVEL_L1 = 1, LEVEL_L2 = 2, LEVEL_L3 = 3, /* (tile_access's answers) */
+       LEVEL_UNCACHED = 4, LEVEL_FLUSH = 5, LEVEL_INVALIDATE = 6, LEVELS = 7 };
+typedef struct {
+    const uint32_t *latency;  /* cycles an access at each LEVEL_* takes (0: no timing model) */
+    const uint32_t *per_line; /* and per line it moves */
+    uint64_t cycles;          /* what this core's accesses took, summed */
+    uint64_t accesses[LEVELS];
+} MemoryTime;
+uint64_t access_took(struct Core *core, int level, uint64_t lines);
+
 typedef struct Core {
     EngineCalls engine;
     SpanTable table;
@@ -384,6 +395,7 @@ typedef struct Core {
     struct Calls *calls;        /* the kmx calls answered in C (calls.c; 0: none) */
     uint64_t site_pc;           /* the pc of the access being made, where it is known (the
                                  * interpreter's, Python's call's; 0: the engine's, events.c) */
+    MemoryTime memory;          /* the door for time (latency.c) */
 } Core;
 
 /* The kmx calls calls.c answers, for one cluster's thread (sim/kmx/traps.py fills it in). */

@@ -449,6 +449,18 @@ class Reservations(ctypes.Structure):
     _fields_ = [("cores", ctypes.c_void_p * RESERVING_CORES)]
 
 
+LEVELS = 7  # hooks.h's LEVEL_*: DRAM, L1, L2, L3, the uncached alias, a flush's line, an invalidate's
+LEVEL_NAMES = ("DRAM", "L1", "L2", "L3", "uncached", "flush", "invalidate")
+LEVEL_DRAM, LEVEL_L1, LEVEL_L2, LEVEL_L3, LEVEL_UNCACHED, LEVEL_FLUSH, LEVEL_INVALIDATE = range(LEVELS)
+
+
+class MemoryTime(ctypes.Structure):
+    """The door for time (hooks.h, latency.c): the cycles a core's accesses took, by a table."""
+
+    _fields_ = [("latency", ctypes.POINTER(ctypes.c_uint32)), ("per_line", ctypes.POINTER(ctypes.c_uint32)),
+                ("cycles", ctypes.c_uint64), ("accesses", ctypes.c_uint64 * LEVELS)]
+
+
 class CoreState(ctypes.Structure):
     """A core's state, a part a job (hooks.h, Core)."""
 
@@ -469,6 +481,7 @@ class CoreState(ctypes.Structure):
         ("original", ctypes.POINTER(Original)),
         ("calls", ctypes.POINTER(CallsState)),
         ("site_pc", ctypes.c_uint64),
+        ("memory", MemoryTime),
     ]
 
 
@@ -601,6 +614,8 @@ def library() -> ctypes.CDLL:
             loaded.reservations_stored.argtypes = [ctypes.POINTER(Reservations), ctypes.c_int64, ctypes.c_uint64,
                                                    ctypes.c_uint64]
             loaded.reservations_stored.restype = None
+            loaded.access_took.argtypes = [ctypes.POINTER(CoreState), ctypes.c_int, ctypes.c_uint64]
+            loaded.access_took.restype = ctypes.c_uint64
             loaded.region_drop.argtypes = [ctypes.c_void_p, ctypes.c_int]
             loaded.region_drop.restype = None
             loaded.region_invalidated.argtypes = [ctypes.c_void_p]

@@ -395,6 +395,7 @@ static void tile_touch(CachedRegion *r, Core *core, uint64_t line, int write) {
     Tile *t = r->tile;
     int hart = core ? (int)core->engine.core : 0;
     int level = tile_access(t, hart, r->base / LINE + line, write);
+    access_took(core, level, 1); /* (the door for time: latency.c) */
     uint64_t *c = r->level_counts;
     c[level == 1 ? 0 : 1]++;
     if (level != 1)
@@ -460,6 +461,7 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
+    access_took(w->core, LEVEL_UNCACHED, 0);
     uint64_t value = 0;
     for (unsigned i = 0; i < size && i < 8; i++)
         value |= (uint64_t)dram_byte(r, offset + i) << (8 * i);
@@ -474,6 +476,7 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
     if (!r->lines_known)
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
+    access_took(w->core, LEVEL_UNCACHED, 0);
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
     reservations_stored(w->core->reservations, w->core->engine.core, r->base + offset, size < 8 ? size : 8);

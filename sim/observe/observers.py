@@ -11,7 +11,9 @@ km.Session(profile=True)).
 
 A listener is an Observer that overrides the points it hears; Observers calls, at each
 point, only the listeners that override it, so that a point no one hears costs a loop
-over an empty tuple. A listener that overrides turn_starts or turn_ends hears every turn:
+over an empty tuple. Observers is itself a listener of the cache's door (sim.cache.events):
+a flush, an invalidate and a stand-in's noc call reach its points from there, as the
+door tells them. A listener that overrides turn_starts or turn_ends hears every turn:
 the turn loop in C then hands each turn to Python (the trace's timeline does: each turn
 is a slice).
 """
