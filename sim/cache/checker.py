@@ -159,8 +159,9 @@ class Core(Protocol):
 
 class Checker:
     """The findings of the thread on cluster NUMBER, in COHERENCE mode. EXPLAINER names
-    source lines. It hears what the cache model saw an access at a time as events
-    (sim.cache.events: heard), and the thread's calls and the stand-ins' from the cluster."""
+    source lines. It hears what happened at the cache's door as events (sim.cache.events:
+    heard): what C saw an access at a time, and the region-wide calls (a flush, an
+    invalidate, a stand-in's noc call, the dirty lines at a submission or the end)."""
 
     def __init__(self, number: int, coherence: str, explainer: Sources) -> None:
         self.number = number
@@ -552,7 +553,8 @@ class Checker:
 
         self._mistake(UNFLUSHED_WRITE, region, *_span_of(lines), None, lambda: self._writer(region, lines), words,
                       cores=self._writers(region, lines))
-        region.cache.unflushed_found = True  # (a submission need not compare its pages again: sim.cache.model)
+        if self.has(region, UNFLUSHED_WRITE):  # (a submission need not compare its pages again: sim.cache.model)
+            region.cache.unflushed_found = True
 
     def _rescued_message(self, region: "Region", key, source, count: int) -> Callable[[int, int], str]:
         """The unflushed-write KEY's message when COUNT of its lines reached DRAM only by the

@@ -182,40 +182,12 @@ class Diagnosis:
             return self.fault(address, cause, came_from=self._core.engine.read("ra"))
         return self.fault(pc, cause)
 
-    def access_pc(self, address: int, size: int, store: bool | None, start: int | None = None) -> int:
-        """The pc of the load (STORE: store; None: either) of SIZE bytes at ADDRESS that the core is
-        doing now, from inside a device callback (sim/native/watch.c). There the engine's pc
-        (or START) is the start of the translated block, or an instruction before the
-        access in it: the block is walked from there to the instruction whose address is
-        ADDRESS; failing that (its base register since overwritten), the first access of
-        its kind."""
-        pc = start = self._core.engine.read("pc") if start is None else start
-        first = None
-        for _ in range(64):
-            try:
-                bits = self._explain.instruction(pc)
-            except MemoryAccessError:
-                break
-            if vector.is_memory(bits):
-                return pc
-            access = decode.memory_access(bits)
-            if access is not None and (store is None or access[0] in (store, None)):
-                exact = decode.effective_address(bits, self._core.engine.x)
-                if exact is not None and exact < address + max(size, 1) and address < exact + max(access[1], 1):
-                    return pc
-                first = pc if first is None else first
-            if decode.ends_block(bits):
-                break
-            pc += 2 if bits & 3 != 3 else 4
-        return start if first is None else first
-
-
     def device_fault(self) -> CoreFault:
         """The fault of an access to the cache's registers that _device_refused found."""
         device = self._core.native.device
         address, size, store = device.fault_address, device.fault_size, bool(device.fault_write)
         device.fault_size = 0
-        pc = self.access_pc(address, size, store, start=device.fault_pc)
+        pc = device.fault_pc  # (the access's own: sim/native/events.c's walk of the block, core_access_pc)
         try:  # the engine hands a device an 8-byte access as two of 4: the instruction's size
             access = decode.memory_access(self._explain.instruction(pc))
             size = access[1] if access is not None else size

@@ -573,6 +573,7 @@ class Cluster:
         self.cache = ClusterCache()
         self.explainer = None  # (it holds the memory too)
         self.checker = None  # (a cycle through its view of the running core)
+        self.observers.regions = ()  # (the regions' memory: the observers hear the door's events by region)
         self.cache_events.listeners.clear()  # (the checker, and through it the regions' memory)
         self.cache_events.acting(None)
         self.traps.thread = None

@@ -97,6 +97,14 @@ static uint64_t access_pc(Core *core, uint64_t address, uint64_t size, int store
     return first ? first : start;
 }
 
+/* The pc of CORE's access now to SIZE bytes at ADDRESS (STORES: ACCESS_LOADS, ACCESS_STORES
+ * or both), from inside an engine's callback: the interpreter's or Python's call's where
+ * known (Core.site_pc), else the engine's block walked (access_pc). The one walk: a cache
+ * model's event's pc, and a refused access to the cache's registers (watch.c, the fault's). */
+uint64_t core_access_pc(Core *core, uint64_t address, uint64_t size, int stores) {
+    return core->site_pc ? core->site_pc : access_pc(core, address, size, stores);
+}
+
 /* The return addresses of the frames above the one at FP, by the frame-pointer chain (a
  * frame keeps its return address at fp - 8, its caller's fp at fp - 16). */
 static void frames(Core *core, uint64_t fp, uint64_t *returns) {
@@ -181,10 +189,10 @@ CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, 
     if (!core)
         return e;
     uint64_t fp = 0;
-    if (core->site_pc)
+    if (stores)
+        e->pc = core_access_pc(core, address, access_size, stores);
+    else if (core->site_pc)
         e->pc = core->site_pc;
-    else if (stores)
-        e->pc = access_pc(core, address, access_size, stores);
     else
         core->engine.reg_read(core->engine.uc, (int)core->engine.reg_pc, &e->pc);
     core->engine.reg_read(core->engine.uc, UC_REG_FP, &fp);

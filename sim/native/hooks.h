@@ -300,11 +300,11 @@ typedef struct { /* the cache's registers (watch.c): what a thread did to them *
     uint64_t fault_address; /* an access the simulator does not model: its address, */
     int64_t fault_size;     /* its size (0: none), */
     int64_t fault_write;    /* and whether it was a store, */
-    uint64_t fault_pc;      /* and the engine's pc then (its block's start, or before it) */
+    uint64_t fault_pc;      /* and the access's pc (events.c, core_access_pc) */
     uint64_t fault_value;   /* a line flush's: the value stored (no memory of the thread's) */
     uint64_t low_half;      /* the engine hands a device an 8-byte store as two 4-byte ones, */
     uint64_t low_at;        /* low half first: the low half, its address (0: none), */
-    uint64_t low_pc;        /* and the engine's pc then */
+    uint64_t low_pc;        /* and its pc (core_access_pc) */
     int64_t retranslate;    /* a region became watched whole: every core's TLB must go */
 } Device;
 
@@ -474,6 +474,7 @@ int64_t sorted_floor(const uint64_t *values, int64_t count, uint64_t key); /* th
 #define ACCESS_VECTOR -1    /* or is a vector unit's (decode.c, memory_access) */
 CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, uint64_t size, uint64_t address,
                  uint64_t access_size, int stores);
+uint64_t core_access_pc(Core *core, uint64_t address, uint64_t size, int stores);
 void cache_events_free(CacheEvents *q);
 void *realloc(void *pointer, size_t size); /* (the process's libc) */
 void free(void *pointer);

@@ -535,8 +535,7 @@ static void refuse(Core *core, void *uc, uint64_t address, unsigned size, int wr
     core->device.fault_address = address;
     core->device.fault_size = size;
     core->device.fault_write = write;
-    core->device.fault_pc = 0;
-    core->engine.reg_read(uc, (int)core->engine.reg_pc, &core->device.fault_pc);
+    core->device.fault_pc = core_access_pc(core, address, size, write ? ACCESS_STORES : ACCESS_LOADS);
     core->engine.emu_stop(uc);
 }
 
@@ -566,8 +565,7 @@ static int whole_store(Core *core, void *uc, uint64_t address, unsigned size, ui
     if (size == 4 && address == reg) {
         d->low_half = *value & 0xFFFFFFFFull;
         d->low_at = address;
-        d->low_pc = 0;
-        core->engine.reg_read(uc, (int)core->engine.reg_pc, &d->low_pc);
+        d->low_pc = core_access_pc(core, address, size, ACCESS_STORES);
         return 0;
     }
     if (size == 4 && address == reg + 4 && d->low_at == reg) {

@@ -12,8 +12,9 @@ km.Session(profile=True)).
 A listener is an Observer that overrides the points it hears; Observers calls, at each
 point, only the listeners that override it, so that a point no one hears costs a loop
 over an empty tuple. Observers is itself a listener of the cache's door (sim.cache.events):
-a flush, an invalidate and a stand-in's noc call reach its points from there, as the
-door tells them. A listener that overrides turn_starts or turn_ends hears every turn:
+a flush and an invalidate Python answers, and a stand-in's noc.read and noc.write, reach
+its points from there, as the door tells them (a noc.wait, which the schedule decides,
+is told by the cluster; a call answered in C reaches them through catch_up). A listener that overrides turn_starts or turn_ends hears every turn:
 the turn loop in C then hands each turn to Python (the trace's timeline does: each turn
 is a slice).
 """
@@ -22,9 +23,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
+from ..cache.events import Flushed, Invalidated, NocRead, NocWrote
+
 if TYPE_CHECKING:
     from ..._records import Finding
     from ..cache.checker import Checker
+    from ..cache.events import Event
     from ..hart.explain import Explainer
     from ..hart.core import Core
     from ..hart.faults import CoreFault
@@ -147,16 +151,15 @@ class Observers:
         for listener in self._hearing["call_ends"]:
             listener.call_ends(call)
 
-    def heard(self, event) -> None:
+    def heard(self, event: "Event") -> None:
         """The cache's door told EVENT (sim.cache.events): a kmx_invalidate's, a kmx_flush's,
         or a stand-in's noc.read or noc.write is its point (C's events, an access at a time,
         are the checker's)."""
-        kind = type(event).__name__
-        if kind == "Flushed":
+        if isinstance(event, Flushed):
             self.flushed(event.core, self.regions[event.region], len(event.lines))
-        elif kind == "Invalidated":
+        elif isinstance(event, Invalidated):
             self.invalidated(event.core, self.regions[event.region], int(event.lost.size))
-        elif kind in ("NocRead", "NocWrote"):
+        elif isinstance(event, (NocRead, NocWrote)):
             self.agent_step(event.agent, event.call)
 
     def invalidated(self, core: "Core", region, lines_dropped: int) -> None:

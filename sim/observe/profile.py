@@ -171,7 +171,9 @@ def function_starts(explainer: "Explainer") -> np.ndarray:
 
 def _access_at(explainer: "Explainer", pc: int, store: bool) -> int:
     """The first load or store (STORE) from PC on in its block: the access the fill hook
-    saw at PC (the engine's pc there is its block's start, sim.hart.diagnosis.Diagnosis.access_pc)."""
+    saw at PC (the engine's pc there is its block's start). Unlike sim/native/events.c's walk,
+    which has the registers and finds the access by its address, this one runs after the run,
+    and takes the block's first access of the kind."""
     at = pc
     for _ in range(64):
         try:
