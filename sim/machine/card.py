@@ -266,7 +266,7 @@ class Card:
                 before, error = (0 if is_agent(participant) else participant.cycles), None
             cluster = by_number[participant.context.cluster]
             if is_agent(participant):  # a Tensix stand-in's step (sim.noc.agent): no core's state changes
-                cluster.cache_events.deliver()  # (what the cores' turns raised, first; a core's turn hears it as it starts)
+                cluster.catch_up()  # (what the cores' turns raised, first; a core's turn hears it as it starts)
                 participant.step(cluster.agent_call)
                 schedule.ran(participant, 1, 1)
             else:

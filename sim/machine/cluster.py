@@ -242,6 +242,7 @@ class Cluster:
             self.cores.append(Core(n, context, share.base + image.entry, share.base + image.halt, block_at,
                                    (block_at, cores)))
         self.ended = False
+        self._catching_up = False  # (catch_up: telling C's queues now)
         # The cache's story, step by step (run.cache_story; sim/observe/story.py)
         self.story = Story(self)
         # The profile (km.Session(profile=True)): the cores' counts, sim/observe/profile.py
@@ -509,10 +510,19 @@ class Cluster:
         self.cache_events.acting(core)
 
     def catch_up(self) -> None:
-        """Tell the listeners what C raised since they last heard: the cache model's events,
-        then the calls answered in C (each queue in its order; no listener hears both)."""
-        self.cache_events.deliver()
-        self.traps.tell_answered()
+        """Tell the listeners what C raised since they last heard: the calls answered in C,
+        then the cache model's events (each queue in its order). A new finding's event stops
+        the run after its block (sim/native/events.c), so the calls queued before it came
+        before its access: the story's steps are in the order they happened. (While one
+        queue is told, what its listeners hear does not tell the other: a point inside.)"""
+        if self._catching_up:
+            return
+        self._catching_up = True
+        try:
+            self.traps.tell_answered()
+            self.cache_events.deliver()
+        finally:
+            self._catching_up = False
 
     def end(self) -> None:
         if self.ended:
@@ -540,7 +550,7 @@ class Cluster:
             error, region.hook_error = region.hook_error, None
             if error is not None:
                 raise RuntimeError(f"the cache model failed: {error!r}") from error
-        self.cache_events.deliver()
+        self.catch_up()
 
     def release(self) -> None:
         """Free the engines and the cache's memory once nothing will run again; DRAM, the

@@ -197,6 +197,11 @@ CacheEvent *cache_event(CachedRegion *r, Core *core, int kind, uint64_t offset, 
         core->engine.reg_read(core->engine.uc, (int)core->engine.reg_pc, &e->pc);
     core->engine.reg_read(core->engine.uc, UC_REG_FP, &fp);
     frames(core, fp, e->returns);
+    if (kind != EVENT_FIRST_CACHED && kind != EVENT_FIRST_UNCACHED && !(r->found >> kind & 1) &&
+        !(r->stopped_for >> kind & 1)) {
+        r->stopped_for |= 1ll << kind; /* (once a kind: an event that makes no finding does not stop every block) */
+        stop_soon(core); /* the finding is heard after this block: its step and its time are where it happened */
+    }
     return e;
 }
 

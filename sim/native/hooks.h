@@ -183,7 +183,9 @@ typedef struct {
     int64_t rescue_told;    /* an eviction rescued a dirty line of it, and that was told (the
                              * checker names the first: one event, watch.c) */
     int64_t found;          /* a bit (1 << EVENT_*) for each kind of event whose finding the
-                             * checker has made: until then, one asks the run to stop (events.c) */
+                             * checker has made: later ones of the kind grow it (events.c) */
+    int64_t stopped_for;    /* a bit (1 << EVENT_*) for each kind of event a run was stopped for,
+                             * so that Python heard the first at once (events.c) */
 } CachedRegion;
 enum { FORGET_NONE = 0, FORGET_HERE = 1, FORGET_IN_PYTHON = 2 };
 #define CHANGED(r) do { if ((r)->generation) (*(r)->generation)++; } while (0)

@@ -164,6 +164,7 @@ class RegionState(ctypes.Structure):
         ("forget_view", ctypes.c_int64),
         ("rescue_told", ctypes.c_int64),
         ("found", ctypes.c_int64),
+        ("stopped_for", ctypes.c_int64),
     ]
 
 

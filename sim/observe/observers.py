@@ -14,9 +14,9 @@ point, only the listeners that override it, so that a point no one hears costs a
 over an empty tuple. Observers is itself a listener of the cache's door (sim.cache.events):
 a flush and an invalidate Python answers, and a stand-in's noc.read and noc.write, reach
 its points from there, as the door tells them (a noc.wait, which the schedule decides,
-is told by the cluster; a call answered in C reaches them through catch_up). A listener that overrides turn_starts or turn_ends hears every turn:
-the turn loop in C then hands each turn to Python (the trace's timeline does: each turn
-is a slice).
+is told by the cluster; a call answered in C reaches them through catch_up). A listener
+that overrides turn_starts or turn_ends hears every turn: the turn loop in C then hands
+each turn to Python (the trace's timeline does: each turn is a slice).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import komorebi as km
+from komorebi._cache_story import story_data
 from tests.threads import THREADS
 
 
@@ -127,3 +128,48 @@ def test_the_c_librarys_system_calls_name_their_callers_lines(tmp_path):
     lines = [e["args"]["line"].rsplit(":", 1)[1] for e in events if e.get("cat") == "linux" and e["name"] == "writev"
              and e["args"].get("line", "").startswith(str(source))]
     assert sorted(set(lines)) == ["4", "5"] and lines == sorted(lines), lines
+
+
+# A read of Python's data before any invalidate, then a long loop, on one core: the
+# finding is heard after the read's block (the cache model's event stops the run there,
+# sim/native/events.c), so the trace stamps it at the read, not where Python next had the
+# core (the loop's end). Before it, a flush answered in C; after it, another.
+EARLY_READ = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* in = (volatile uint32_t*)kmx_region(0, 0);
+    kmx_flush(0);
+    uint32_t first = in[5]; /* the early read */
+    volatile uint64_t sum = first;
+    for (int i = 0; i < 100000; i++)
+        sum += (uint64_t)i * first;
+    kmx_flush(0);
+    uint32_t out = (uint32_t)sum;
+    kmx_result(0, &out, 1);
+    return (int)kmx_cycles() & 1;
+}
+"""
+
+
+def test_a_finding_is_stamped_at_its_access_and_told_in_the_order_it_happened(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    source = tmp_path / "early.c"
+    source.write_text(EARLY_READ)
+    program = km.Program("early", kernels=tmp_path / "kernels")
+    program.thread(cluster=1, sources=[source], regions={"data": np.arange(64, dtype=np.uint32)})
+    path = tmp_path / "early.json"
+    with km.Session(trace=path) as session:
+        run = session.load(program)
+        with pytest.warns(km.CoherenceWarning, match="before"):
+            run.thread_result(timeout=60)
+            run.stop()
+    events = json.loads(path.read_text())["traceEvents"]
+    [found] = [e for e in events if e.get("cat") == "finding"]
+    flushes = sorted(e["ts"] for e in events if e["name"] == "kmx_flush")
+    assert found["name"] == "finding: read-before-invalidate"
+    assert flushes[0] <= found["ts"] < flushes[0] + 100 < flushes[1]  # at the read: the loop ran 100,000 times after
+    steps = [step["what"] for step in story_data(run._loaded.machine.story())["steps"]]
+    flush_steps = [i for i, what in enumerate(steps) if what.startswith("kmx_flush")]
+    finding_step = next(i for i, what in enumerate(steps) if what.startswith("finding"))
+    assert flush_steps[0] < finding_step < flush_steps[-1], steps
