@@ -84,7 +84,7 @@ from __future__ import annotations
 import ctypes
 import weakref
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -97,15 +97,11 @@ if TYPE_CHECKING:
     from ..memory.dram import Storage, View
 
 LINES_PER_PAGE = PAGE // LINE
-WORDS_PER_LINE = LINE // 8
 _NO_LINES = np.zeros(0, dtype=np.int64)
 CHUNK_PAGES = 1024  # pages compared and written back at a time (4 MiB): no big temporaries
 
 PRIOR_BYTE = 0xA5  # what a prior line holds (strict mode): a uint32 of them is 2779096485
 PRIOR_WORD = 0xA5A5A5A5
-
-# Where a written page's clean bytes are (CachedRegion._reference).
-IN_DRAM, CLEAN_COPY, LOADED = hooks.CLEAN_IN_DRAM, hooks.CLEAN_COPY, hooks.CLEAN_LOADED
 
 # What happened to a line, in rising order of importance: the picture shows the highest
 # (the seam's LineState, komorebi._records, whose numbers these are).
@@ -208,8 +204,6 @@ class CachedRegion:
         self.dram = dram
         self.pages = pages = view.size // PAGE
         self._memory = memory
-        self._view_lines = view.view(np.uint64).reshape(-1, WORDS_PER_LINE)
-        self._dram_lines = dram.view(np.uint64).reshape(-1, WORDS_PER_LINE)
         self._clean: np.ndarray | None = None
         self._filled = np.zeros(pages, np.uint8)
         self._writable = np.zeros(pages, np.uint8)
@@ -403,26 +397,6 @@ class CachedRegion:
         offsets = lines[row] * LINE + byte
         return offsets, self._side[offsets]
 
-    def _written_back(self, lines: np.ndarray) -> None:
-        """LINES were written back whole: nothing an uncached store wrote under them stays."""
-        if self.lines_known and lines.size:
-            self._dram_changed[lines] = 0
-            if self._side_mask is not None:
-                self._side_mask[lines] = 0
-
-    def _fresh_again(self, lines: np.ndarray) -> None:
-        """LINES (sorted) were written back: the cache's bytes are DRAM's, none stale."""
-        if self._fresh is None or lines.size == 0:
-            return
-        pages = lines // LINES_PER_PAGE
-        lines = lines[self.prior[pages] == 1]
-        if lines.size == 0:
-            return
-        self._fresh[lines] = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-        for page in np.unique(lines // LINES_PER_PAGE).tolist():
-            row = self._fresh[page * LINES_PER_PAGE : (page + 1) * LINES_PER_PAGE]
-            self._prior_lines[page] = int(np.count_nonzero(row != np.uint64(0xFFFF_FFFF_FFFF_FFFF)))
-
     # -- what the cores do (through the engine's TLB-fill hook) --------------------------
 
     def peek(self, offset: int, size: int) -> bytes:
@@ -544,57 +518,24 @@ class CachedRegion:
 
     # -- the thread's kmx calls -----------------------------------------------------------
 
-    def _reference(self, start: int, end: int) -> np.ndarray:
-        """Where the clean bytes of pages [START, END) are, page by page: DRAM's
-        (copy-on-write), copied aside at the first write (copying, prior pages, direct
-        pages written back since loaded), or the bytes loaded (direct). The rule is C's,
-        written once (sim/native/watch.c, clean_place), which the fill hook and the line
-        rules read too."""
-        where = np.empty(end - start, np.uint8)
-        hooks.library().region_clean_places(self.state_address, start, end, where.ctypes.data)
-        return where
-
-    def _written_runs(self, first: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
-        """[start, end) of runs of pages written since they were last clean (of pages
-        [FIRST, END), by default all), each with its clean bytes in one place
-        (`_reference`), and that place."""
-        pages = np.flatnonzero(self._writable[first:end]) + first
-        for start, end in runs(pages, CHUNK_PAGES):
-            where = self._reference(start, end)
-            edges = np.flatnonzero(np.diff(where)) + 1 + start
-            bounds = [start, *edges.tolist(), end]
-            for a, b in zip(bounds, bounds[1:]):
-                yield a, b, int(where[a - start])
-
-    def _clean_lines(self, start: int, end: int, where: int) -> np.ndarray | None:
-        """Pages [START, END) as they were when last clean, as lines (None: zeros)."""
-        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        if where == IN_DRAM:
-            return self._dram_lines[lo:hi]
-        if where == CLEAN_COPY:
-            return self._clean.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
-        if self._loaded_bytes is None:
-            return None
-        return self._loaded_bytes.view(np.uint64).reshape(-1, WORDS_PER_LINE)[lo:hi]
-
-    def _dirty_in(self, start: int, end: int, where: int) -> np.ndarray:
-        """The dirty lines of written pages [START, END): those written since clean where
-        lines are known one by one (a store of a line's own bytes too); elsewhere those a
-        store the watch saw made dirty (strict mode's prior lines), and those whose bytes
-        differ from their clean ones."""
-        lo, hi = start * LINES_PER_PAGE, end * LINES_PER_PAGE
-        seen = _NO_LINES
-        if self._dirty_mask is not None:
-            seen = np.flatnonzero(np.unpackbits(self._dirty_mask[start:end].view(np.uint8), bitorder="little")) + lo
-            if self.lines_known:
-                return seen
-        differ = hooks.dirty_lines(self._view_lines[lo:hi], self._clean_lines(start, end, where), lo)
-        return np.union1d(seen, differ) if seen.size else differ
+    def _dirty(self, first: int = 0, end: int | None = None) -> np.ndarray:
+        """The dirty lines of the written pages among [FIRST, END) (by default all), sorted:
+        by the one rule, C's (sim/native/watch.c, dirty: written since clean where lines are
+        known one by one, a store of a line's own bytes too; elsewhere a store the watch saw
+        made it dirty, strict mode's prior lines, or its bytes differ from its clean ones,
+        wherever those are: clean_place). A chunk of pages at a time: no big temporaries."""
+        end = self.pages if end is None else end
+        found = []
+        for start, stop in runs(np.flatnonzero(self._writable[first:end]) + first, CHUNK_PAGES):
+            out = np.empty((stop - start) * LINES_PER_PAGE, np.int64)
+            count = hooks.library().region_dirty_lines(self.state_address, start, stop, out.ctypes.data)
+            if count:
+                found.append(out[:count])
+        return np.concatenate(found) if len(found) > 1 else found[0] if found else _NO_LINES
 
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""
-        found = [self._dirty_in(*run) for run in self._written_runs()]
-        return np.concatenate(found) if found else _NO_LINES
+        return self._dirty()
 
     def dirty_lines_in(self, start: int, end: int) -> np.ndarray:
         """The dirty lines among those of bytes [START, END) of the span (a Tensix
@@ -602,20 +543,20 @@ class CachedRegion:
         first, last = start // PAGE, -(-end // PAGE)
         if not (self._writable[first] if last - first == 1 else self._writable[first:last].any()):
             return _NO_LINES
-        found = [self._dirty_in(*run) for run in self._written_runs(first, last)]
-        lines = np.concatenate(found) if found else _NO_LINES
+        lines = self._dirty(first, last)
         return lines[(lines >= start // LINE) & (lines < -(-end // LINE))]
+
+    def _put_clean(self, lines: np.ndarray, into: np.ndarray) -> None:
+        """The clean bytes of LINES (C's rule of where they are: clean_place) into INTO."""
+        lines = np.ascontiguousarray(lines, np.int64)
+        hooks.library().region_put_clean(self.state_address, lines.ctypes.data, lines.size, into.ctypes.data)
 
     def dram_as_on_a_card(self) -> np.ndarray:
         """A copy of what a card's DRAM holds now. Direct, DRAM is the view: the dirty
         lines' clean bytes stand in for them (elsewhere DRAM is its own storage)."""
         dram = self.dram.copy()
         if self.direct:
-            lines = dram.view(np.uint64).reshape(-1, WORDS_PER_LINE)
-            for start, end, where in self._written_runs():
-                dirty = self._dirty_in(start, end, where)
-                clean = self._clean_lines(start, end, where)
-                lines[dirty] = 0 if clean is None else clean[dirty - start * LINES_PER_PAGE]
+            self._put_clean(self.dirty_lines(), dram)
             if self._side_mask is not None:  # what uncached stores wrote under cached lines
                 offsets, values = self._side_bytes()
                 dram[offsets] = values
@@ -640,66 +581,47 @@ class CachedRegion:
     def flush(self, find_stale: bool = False, region_start: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """kmx_flush: write the dirty lines back to DRAM; they stay cached, clean. Returns
         the lines written and (FIND_STALE) the `stale_bytes` among them from byte
-        REGION_START of the span on, found before they were written."""
-        lines, stale_bytes = [], []
-        for start, end, where in self._written_runs():  # a chunk at a time
-            dirty = self._dirty_in(start, end, where)
-            if dirty.size:
-                if find_stale:
-                    stale = self.stale_bytes(dirty)
-                    stale_bytes.append(stale[stale >= region_start])
-                if not self.direct:  # (direct: the lines are in DRAM already)
-                    self._write_back(dirty)
-                lines.append(dirty)
-            self._clean_again(start, end, where)
-        self._writable[:] = 0
-        if self._dirty_mask is not None:
-            self._dirty_mask[:] = 0
-        lines = np.concatenate(lines) if lines else _NO_LINES
-        stale = np.concatenate(stale_bytes) if stale_bytes else _NO_LINES
-        self._fresh_again(lines)
+        REGION_START of the span on, found before they were written. Each line goes back
+        by the rule a line flush follows too (sim/native/watch.c, region_write_back); the
+        pages' flags are set here."""
+        lines = self.dirty_lines()
+        stale = _NO_LINES
+        if find_stale and lines.size:
+            stale = self.stale_bytes(lines)
+            stale = stale[stale >= region_start]
         # (the lines written back over bytes that reached DRAM past the cache since they were
         # cached: a Tensix stand-in's noc.write, or the uncached alias's store; the checker's)
         self.overwritten = lines[self._dram_changed[lines] != 0] if self.lines_known and lines.size else _NO_LINES
-        self._written_back(lines)
+        if lines.size:
+            hooks.library().region_write_back(self.state_address, lines.ctypes.data, lines.size)
+        self._clean_again(np.flatnonzero(self._writable))
+        self._writable[:] = 0
+        if self._dirty_mask is not None:
+            self._dirty_mask[:] = 0
         if self.rescued is not None:  # the region is flushed now, as it should have been
             self.rescued[:] = 0
-        self._mark(lines, FLUSHED)
         if stale.size:
             marked = np.unique(stale // LINE)
             self.line_events[marked] = np.maximum(self.line_events[marked], FLUSHED_STALE)
         return lines, stale
 
-    def _write_back(self, lines: np.ndarray) -> None:
-        if lines.size == lines[-1] - lines[0] + 1:  # one contiguous run: a slice copy
-            self._dram_lines[lines[0] : lines[-1] + 1] = self._view_lines[lines[0] : lines[-1] + 1]
-        else:
-            self._dram_lines[lines] = self._view_lines[lines]
-
-    def _clean_again(self, start: int, end: int, where: int) -> None:
-        """Pages [START, END) were just written back: DRAM's pages changed. Direct: their
-        clean bytes are no longer those loaded. Otherwise what lies under the view's
-        copies (zeros, the snapshot) is no longer DRAM's page: after an invalidate, a fill
-        copies them."""
+    def _clean_again(self, pages: np.ndarray) -> None:
+        """PAGES were just written back: DRAM's pages changed. Direct: their clean bytes
+        are no longer those loaded. Otherwise what lies under the view's copies (zeros, the
+        snapshot) is no longer DRAM's page: after an invalidate, a fill copies them."""
         if self.direct:
-            self._as_loaded[start:end] = 0
+            self._as_loaded[pages] = 0
             if self._own_pages is not None:  # DRAM's own pages, over its snapshot
-                self._own_pages[start:end] = 1
+                self._own_pages[pages] = 1
         else:  # the view's pages equal DRAM's, but what is under them does not
-            self._copy_fill[start:end] = 1  # (over a snapshot: DRAM's own pages, sim.memory.dram)
+            self._copy_fill[pages] = 1  # (over a snapshot: DRAM's own pages, sim.memory.dram)
 
     def invalidate(self) -> np.ndarray:
         """kmx_invalidate: drop every line, dirty ones too. Returns the dirty lines whose
         writes were lost."""
-        lost = []
-        for start, end, where in self._written_runs():
-            dirty = self._dirty_in(start, end, where)
-            if dirty.size and self.direct:  # DRAM is the view: put the clean bytes back
-                clean = self._clean_lines(start, end, where)
-                rows = dirty - start * LINES_PER_PAGE
-                self._view_lines[dirty] = 0 if clean is None else clean[rows]
-            lost.append(dirty)
-        lost = np.concatenate(lost) if lost else _NO_LINES
+        lost = self.dirty_lines()
+        if lost.size and self.direct:  # DRAM is the view: put the clean bytes back
+            self._put_clean(lost, self.view)
         self._mark(lost, DROPPED)
         self._drop()
         hooks.library().region_invalidated(self.state_address)  # (every level of the tile too: calls.c)

@@ -5,7 +5,10 @@
  *
  *   fill.c    the engine's TLB-fill hook: the cache model's slow path, and the TLB's growth
  *   turns.c   the block hook: the cycle model, and turns of an exact length
- *   dirty.c   the dirty lines of a region, for a flush
+ *   watch.c   the line rules: a watched page's accesses, a line's write-back, the dirty
+ *             lines, where a page's clean bytes are, the uncached alias, the cache's registers
+ *   events.c  what the cache model saw that Python words, queued for it
+ *   latency.c the door for time: what an access into a region took
  *   spans.c   which span an address is in (and a search of a sorted array)
  *   route.c   what an address is (a span, its uncached alias, a watched page, the cache's
  *             registers, the stubs' scratch): one answer for fill.c and isa.c
@@ -484,7 +487,6 @@ void free(void *pointer);
 /* watch.c */
 enum { CLEAN_IN_DRAM = 0, CLEAN_COPY = 1, CLEAN_LOADED = 2 }; /* where a page's clean bytes are */
 int clean_place(const CachedRegion *r, uint64_t page);
-void region_clean_places(const CachedRegion *r, uint64_t first, uint64_t end, uint8_t *out);
 int page_watched(const CachedRegion *r, uint64_t page);
 int read_before_invalidate(CachedRegion *r, uint64_t page, uint64_t first_line, uint64_t end_line, Core *core);
 int read_line_before_invalidate(CachedRegion *r, uint64_t line, Core *core);
@@ -500,6 +502,9 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
 uint8_t dram_byte(const CachedRegion *r, uint64_t offset);
 void dram_store(CachedRegion *r, uint64_t offset, uint64_t size, const uint8_t *bytes, Core *thread);
 void lines_dropped(CachedRegion *r);
+int64_t region_dirty_lines(const CachedRegion *r, uint64_t first, uint64_t end, int64_t *out);
+void region_write_back(CachedRegion *r, const int64_t *lines, int64_t count);
+void region_put_clean(const CachedRegion *r, const int64_t *lines, int64_t count, uint8_t *into);
 
 /* code.c */
 int original_changed(const Original *o, uint64_t address);

@@ -24,7 +24,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from .. import layout
 from ..build import cache as build_cache
@@ -587,9 +586,6 @@ def library() -> ctypes.CDLL:
             loaded.isa_scratch_size.restype = ctypes.c_uint64
             loaded.isa_vector_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
             loaded.isa_vector_state.restype = None
-            loaded.dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
-                                           ctypes.c_int64, ctypes.c_void_p]
-            loaded.dirty_lines.restype = ctypes.c_int64
             loaded.tile_access.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int]
             loaded.tile_access.restype = ctypes.c_int
             loaded.group_choose.argtypes = [ctypes.POINTER(GroupState), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
@@ -623,8 +619,12 @@ def library() -> ctypes.CDLL:
             loaded.region_invalidated.restype = None
             loaded.region_forget_translations.argtypes = [ctypes.POINTER(CallsState), ctypes.c_void_p]
             loaded.region_forget_translations.restype = None
-            loaded.region_clean_places.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
-            loaded.region_clean_places.restype = None
+            loaded.region_dirty_lines.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p]
+            loaded.region_dirty_lines.restype = ctypes.c_int64
+            loaded.region_write_back.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+            loaded.region_write_back.restype = None
+            loaded.region_put_clean.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+            loaded.region_put_clean.restype = None
             loaded.cache_events_free.argtypes = [ctypes.POINTER(CacheEvents)]
             loaded.cache_events_free.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,
@@ -653,13 +653,3 @@ def forget_pages(core: CoreState) -> None:
     """Forget the page translations CORE's interpreter keeps (isa.c): the engine's TLB
     was flushed, so each page must come through the fill hook again."""
     core.isa.page_generation += 1
-
-
-def dirty_lines(view: np.ndarray, clean: np.ndarray | None, first: int) -> np.ndarray:
-    """The rows of VIEW (lines: uint64 rows of 8) that differ from CLEAN's (None: from
-    zeros), as line numbers counted from FIRST (dirty.c)."""
-    out = np.empty(view.shape[0], np.int64)
-    found = library().dirty_lines(
-        view.ctypes.data, None if clean is None else clean.ctypes.data, view.shape[0], first, out.ctypes.data
-    )
-    return out[:found]

@@ -196,9 +196,9 @@ void watch_device_write(void *uc, uint64_t offset, unsigned size, uint64_t value
 /* -- the clean bytes of a line ------------------------------------------------------------ */
 
 /* Where the clean bytes of PAGE of R are (what its lines held when last clean): the rule,
- * written once, which the fill hook (fill.c: whether a first write keeps a copy), the line
- * rules here, and the model's Python (sim/cache/model.py, _reference, through
- * region_clean_places) read:
+ * written once, which the fill hook (fill.c: whether a first write keeps a copy) and the
+ * line rules here read (is a line dirty, its clean bytes put back, a line written back),
+ * for the model's Python too (sim/cache/model.py: region_dirty_lines, region_put_clean):
  *   - a copying region's (strict mode, bank D7, the card-size cache's neighbours), and a
  *     direct region's page written back since it was loaded: a copy of their own (clean);
  *   - a direct region's page as loaded: the bytes it was loaded with (loaded_bytes, or zeros);
@@ -210,11 +210,6 @@ int clean_place(const CachedRegion *r, uint64_t page) {
     if (r->direct)
         return r->as_loaded[page] ? CLEAN_LOADED : CLEAN_COPY;
     return (r->prior[page] || (r->own_clean && r->own_clean[page])) ? CLEAN_COPY : CLEAN_IN_DRAM;
-}
-
-void region_clean_places(const CachedRegion *r, uint64_t first, uint64_t end, uint8_t *out) {
-    for (uint64_t page = first; page < end; page++)
-        out[page - first] = (uint8_t)clean_place(r, page);
 }
 
 /* The clean bytes of the line at OFFSET (of page PAGE): 0 for zeros (direct, loaded as zeros). */
@@ -327,6 +322,73 @@ void lines_dropped(CachedRegion *r) {
         __builtin_memset(r->own_clean, 0, r->pages);
 }
 
+/* -- a line's write-back: a line flush's, an eviction's, a kmx_flush's ------------------------ */
+
+/* The line at OFFSET (of PAGE) of R goes back to DRAM whole: the one rule of a write-back,
+ * a line flush's and an eviction's (leave_cache, which then drops the line) and a
+ * kmx_flush's (region_write_back, which keeps it, clean). DRAM takes the cache's bytes
+ * (direct: DRAM is the view already), over anything written past the cache under them;
+ * the line is no longer dirty, and none of its bytes is stale (strict mode's prior line:
+ * the bytes the thread did not write went back too). KEEP_CLEAN: the page stays written,
+ * so its clean bytes take the line's (a kmx_flush makes the whole page clean: its caller
+ * does, sim/cache/model.py). */
+static void write_back_line(CachedRegion *r, uint64_t page, uint64_t offset, int keep_clean) {
+    uint64_t line = offset / LINE;
+    if (r->prior[page] && r->fresh && r->fresh[line] != FULL) {
+        r->fresh[line] = FULL;
+        if (r->prior_lines[page])
+            r->prior_lines[page]--;
+    }
+    if (!r->direct)
+        __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
+    if (r->lines_known) /* the whole line went back, over what an uncached store wrote */
+        r->dram_changed[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
+    if (r->dirty_mask)
+        r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
+    if (keep_clean)
+        clean_again(r, page, offset);
+}
+
+/* The dirty lines of R's written pages [FIRST, END), by the one rule (dirty), into OUT (room
+ * for every line of those pages); how many (sim/cache/model.py: a flush's, an invalidate's,
+ * a submission's, a stand-in's read's). */
+int64_t region_dirty_lines(const CachedRegion *r, uint64_t first, uint64_t end, int64_t *out) {
+    int64_t found = 0;
+    for (uint64_t page = first; page < end && page < r->pages; page++) {
+        if (!r->writable[page])
+            continue;
+        for (uint64_t i = 0; i < LINES_PER_PAGE; i++)
+            if (dirty(r, page, page * PAGE + i * LINE))
+                out[found++] = (int64_t)(page * LINES_PER_PAGE + i);
+    }
+    return found;
+}
+
+/* A kmx_flush's write-back of R's dirty LINES (COUNT, which region_dirty_lines found): each
+ * goes back as a line flush's does (write_back_line), stays cached, and is marked flushed.
+ * The page-level flags (written, clean again) are the caller's (sim/cache/model.py). */
+void region_write_back(CachedRegion *r, const int64_t *lines, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t offset = (uint64_t)lines[i] * LINE;
+        write_back_line(r, offset / PAGE, offset, 0);
+        mark(r, (uint64_t)lines[i], MARK_FLUSHED);
+    }
+}
+
+/* The clean bytes of R's LINES (COUNT) into INTO, each at its own offset: an invalidate of
+ * a direct region puts them back in the view (DRAM), and Python's copy of DRAM as a card's
+ * holds them where the cache holds dirty lines (sim/cache/model.py). */
+void region_put_clean(const CachedRegion *r, const int64_t *lines, int64_t count, uint8_t *into) {
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t offset = (uint64_t)lines[i] * LINE;
+        const uint8_t *clean = reference(r, offset / PAGE, offset);
+        if (clean)
+            __builtin_memcpy(into + offset, clean, LINE);
+        else
+            __builtin_memset(into + offset, 0, LINE);
+    }
+}
+
 /* -- a line flush -------------------------------------------------------------------------- */
 
 /* The line at OFFSET of R leaves the cache: written back to DRAM if dirty, then dropped (a
@@ -344,22 +406,12 @@ static int leave_cache(CachedRegion *r, Core *core, uint64_t offset, int flushed
     int stale = r->prior[page] && r->fresh && r->fresh[line] != FULL;
     int written_back = 0;
     if (dirty(r, page, offset)) {
-        if (stale) { /* the bytes it did not write go to DRAM */
+        if (stale && flushed) { /* the bytes it did not write go to DRAM (a store to the L3's registers) */
             uint64_t bytes = ~r->fresh[line];
             uint64_t at = offset + first_byte(bytes), size = last_byte(bytes) - first_byte(bytes) + 1;
-            if (flushed) /* (by a store to the L3's registers) */
-                cache_event(r, core, EVENT_STALE_FLUSH, at, size, CCACHE0_BASE, CCACHE0_SIZE, ACCESS_STORES);
-            r->fresh[line] = FULL;
-            if (r->prior_lines[page])
-                r->prior_lines[page]--;
+            cache_event(r, core, EVENT_STALE_FLUSH, at, size, CCACHE0_BASE, CCACHE0_SIZE, ACCESS_STORES);
         }
-        if (!r->direct)
-            __builtin_memcpy(r->dram + offset, r->view + offset, LINE);
-        if (r->lines_known) /* the whole line went back, over what an uncached store wrote */
-            r->dram_changed[line] = r->side_mask ? (r->side_mask[line] = 0) : 0;
-        if (r->dirty_mask)
-            r->dirty_mask[page] &= ~(1ull << (line % LINES_PER_PAGE));
-        clean_again(r, page, offset);
+        write_back_line(r, page, offset, 1);
         if (flushed) /* (marked only: no listener needs each line a flush wrote, so Python is not called) */
             mark(r, line, stale ? MARK_FLUSHED_STALE : MARK_FLUSHED);
         written_back = 1;
