@@ -29,6 +29,8 @@ RUNS = {
     "observing": ["observing.py"],
     "races": ["races.py"],
     "noc": ["noc.py", "--spins", "200000"],
+    "kmx": ["kmx.py"],
+    "flush": ["flush.py"],
     "first_run": ["first_run.py"],
 }
 

@@ -26,6 +26,8 @@ SMALL = {
     "first_run.py": ["--quick"],
     "races.py": ["--quick"],
     "noc.py": ["--quick"],
+    "kmx.py": ["--quick"],
+    "flush.py": ["--quick"],
 }
 
 
