@@ -211,8 +211,6 @@ class CacheEvents:
                         listener.heard(event)
         finally:
             self._delivering, self.core = False, None
-        self._acting = None  # (the core whose call Python answers: acting)
-        self.core: int | None = None  # while an event is told: the core whose access it was
         if native.lost:
             raise MemoryError(f"the cache model had no memory to keep {native.lost:,} of its events "
                               "(sim/native/events.c): the findings would be incomplete")

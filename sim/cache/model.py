@@ -271,6 +271,7 @@ class CachedRegion:
         self.overwritten = _NO_LINES  # the last flush's lines written back over DRAM's newer bytes (flush)
         self.events = None  # the cluster's sim.cache.events.CacheEvents, which tells the door's events (attach)
         self.unflushed_found = False  # the checker found its unflushed write: a submission need not look again
+        self.released = False  # (release)
         self.direct = holding is Holding.DIRECT
         self.copying = holding is Holding.COPYING
         if memory is not None and not self.direct:  # (a drop gives the view's copies back: region_drop)
@@ -527,11 +528,12 @@ class CachedRegion:
         end = self.pages if end is None else end
         found = []
         for start, stop in runs(np.flatnonzero(self._writable[first:end]) + first, CHUNK_PAGES):
+            self._not_released()
             out = np.empty((stop - start) * LINES_PER_PAGE, np.int64)
             count = hooks.library().region_dirty_lines(self.state_address, start, stop, out.ctypes.data)
             if count:
                 found.append(out[:count])
-        return np.concatenate(found) if len(found) > 1 else found[0] if found else _NO_LINES
+        return np.concatenate(found) if len(found) > 1 else found[0].copy() if found else _NO_LINES
 
     def dirty_lines(self) -> np.ndarray:
         """Indices of the span's lines that were written since they were last clean."""
@@ -549,6 +551,8 @@ class CachedRegion:
     def _put_clean(self, lines: np.ndarray, into: np.ndarray) -> None:
         """The clean bytes of LINES (C's rule of where they are: clean_place) into INTO."""
         lines = np.ascontiguousarray(lines, np.int64)
+        if lines.size:
+            self._not_released()
         hooks.library().region_put_clean(self.state_address, lines.ctypes.data, lines.size, into.ctypes.data)
 
     def dram_as_on_a_card(self) -> np.ndarray:
@@ -685,6 +689,13 @@ class CachedRegion:
         line's story stay)."""
         self._clean = None
         self.state.clean = None
+        self.released = True
+
+    def _not_released(self) -> None:
+        """C's line rules read the clean copies, which release dropped."""
+        if self.released:
+            raise RuntimeError("the region's cache was released (its thread's run has ended): its lines "
+                               "are no longer known one by one; read DRAM (run.thread.read) instead")
 
 
 class ClusterCache:

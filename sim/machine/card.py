@@ -258,7 +258,9 @@ class Card:
                 finally:
                     for cluster in live:
                         cluster.loop = None
-                if turn is None:  # (between turns: asked to stop, or to say where the cores are)
+                if turn is None:  # (between turns: asked to stop, to say where the cores are, or to hear a cache event)
+                    for cluster in live:
+                        cluster.catch_up()
                     continue
                 participant, count, before, error = turn  # (a core, or a Tensix stand-in)
             else:

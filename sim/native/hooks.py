@@ -24,7 +24,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from .. import layout
 from ..build import cache as build_cache
 from ..build import toolchain

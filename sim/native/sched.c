@@ -150,6 +150,17 @@ int64_t group_run(Group *g) {
     return why;
 }
 
+/* The turn just ended in the loop, and a stop was asked during it that no block hook saw
+ * (the interpreter ran its accesses: it does not look at the flag): the cache model's
+ * event asks Python to hear it now (events.c, stop_soon), as Python does between turns
+ * (sim/machine/card.py). Whether the loop goes back to Python for it. */
+static int heard_between_turns(Turn *turn) {
+    if (!turn->stop_asked)
+        return 0;
+    turn->stop_asked = 0;
+    return 1;
+}
+
 static int64_t run_turns(Group *g) {
     for (;;) {
         if (g->stop) { /* (consumed here: a stop asked while Python ran is not lost) */
@@ -187,6 +198,8 @@ static int64_t run_turns(Group *g) {
                 turn->budget_on = 0;
                 g->instructions += turn->cycles - before;
                 reservation_turn_ended(core);
+                if (heard_between_turns(turn))
+                    return LOOP_STOPPED;
                 continue;
             }
             core->refused.access = core->refused.watch = 0; /* (the engine meets a refusal again) */
@@ -219,5 +232,7 @@ static int64_t run_turns(Group *g) {
         turn->budget_on = 0;
         g->instructions += turn->cycles - before;
         reservation_turn_ended(core); /* (a turn Python finishes is told there: sim/hart/core.py) */
+        if (heard_between_turns(turn))
+            return LOOP_STOPPED;
     }
 }

@@ -173,3 +173,58 @@ def test_a_finding_is_stamped_at_its_access_and_told_in_the_order_it_happened(tm
     flush_steps = [i for i, what in enumerate(steps) if what.startswith("kmx_flush")]
     finding_step = next(i for i, what in enumerate(steps) if what.startswith("finding"))
     assert flush_steps[0] < finding_step < flush_steps[-1], steps
+
+
+# Core 0 reads Python's data before any invalidate inside its loop, at its 1,000th
+# iteration, while core 1 spins: in turns of 5 instructions the turn loop in C runs both in
+# the interpreter, where no block hook sees the event's stop (sim/native/sched.c goes back
+# to Python after the turn for it).
+IN_SHORT_TURNS = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    volatile uint32_t* in = (volatile uint32_t*)kmx_region(0, 0);
+    if (core) {
+        volatile int x = 0;
+        for (int k = 0; k < 300000; k++)
+            x++;
+        return 0;
+    }
+    uint32_t first = 1;
+    volatile uint64_t sum = 0;
+    for (int i = 0; i < 100000; i++) {
+        sum += (uint64_t)i * first;
+        if (i == 1000)
+            first = in[5]; /* the early read */
+    }
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def test_a_finding_in_the_turn_loops_short_turns_is_heard_after_its_turn(tmp_path, monkeypatch):
+    from komorebi.sim.cache import checker
+    from tests.threads import machine_cluster
+
+    heard, cluster = [], []
+    told = checker.Checker._read_before_invalidate
+
+    def hear(self, region, page, core, site):
+        heard.append(cluster[0].cores[0].cycles)
+        return told(self, region, page, core, site)
+
+    monkeypatch.setattr(checker.Checker, "_read_before_invalidate", hear)
+    (tmp_path / "kernels").mkdir()
+    source = tmp_path / "short.c"
+    source.write_text(IN_SHORT_TURNS)
+    program = km.Program("short", kernels=tmp_path / "kernels")
+    program.thread(cluster=1, sources=[source], regions={"data": np.arange(64, dtype=np.uint32)}, cores=2)
+    with km.Session(quantum=5) as session:
+        run = session.load(program)
+        cluster.append(machine_cluster(run, 1))
+        with pytest.warns(km.CoherenceWarning, match="before"):
+            run.thread_result(timeout=120)
+            run.stop()
+    ran = cluster[0].cores[0].cycles
+    # heard within a few turns of the read (about 1,000 iterations in), not at the loop's end
+    assert len(heard) == 1 and heard[0] < 20_000 < ran, (heard, ran)
