@@ -536,6 +536,7 @@ def test_a_bad_time_limit_says_what_it_takes(tmp_path, own_cache, monkeypatch):
 # -- item 15: warnings on every load, however the compile went -------------------------------
 
 
+@pytest.mark.slow  # (15 s: three rounds of racing processes)
 def test_racing_processes_all_get_the_compilers_warning(tmp_path):
     cache = tmp_path / "cache"
     for round_ in range(3):

@@ -39,6 +39,7 @@ def _printed(tmp_path, capsys, words, **session):
     return run.thread, capsys.readouterr().out
 
 
+@pytest.mark.slow  # (12 s: a kmx call a character, twice the longest line)
 def test_many_prints_without_a_newline_come_out_as_lines_of_a_bounded_length(tmp_path, capsys):
     from komorebi.sim.kmx.console import LONGEST_LINE
 
