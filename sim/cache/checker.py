@@ -271,8 +271,7 @@ class Checker:
             call = event.call
             self.noc_wrote(region, event.start, event.end, event.agent.name, call.file, call.line)
         elif isinstance(event, LeftDirty):
-            self.unflushed(region, event.lines, submit_core=event.submit_core,
-                           rescued=event.rescued if event.submit_core is None else None)
+            self.unflushed(region, event.lines, submit_core=event.submit_core, rescued=event.rescued)
 
     def _read_before_invalidate(self, region: "Region", page: int, core: int | None, site) -> None:
         """Core CORE read PAGE before any invalidate (fill.c; each core's first read of each
