@@ -28,7 +28,7 @@ from komorebi._errors import (
 # uses: numpy comes with the first Program, the simulator with the first Session.
 _LAZY = {
     "ExploreReport": "_explore", "Failure": "_explore", "explore": "_explore",
-    "CacheEvents": "_records", "CoreProfile": "_records", "FunctionCount": "_records",
+    "CacheEvents": "_records", "CoreProfile": "_records", "CoreTiming": "_records", "FunctionCount": "_records",
     "LineCount": "_records", "Profile": "_profile",
     "Program": "_program",
     "CacheCounts": "_records", "Category": "_records", "Finding": "_records", "AgentReport": "_records", "AgentStopped": "_records", "ThreadResult": "_results",
@@ -40,8 +40,8 @@ if _TYPE_CHECKING:
     from komorebi._explore import ExploreReport, Failure, explore
     from komorebi._profile import Profile
     from komorebi._program import Program
-    from komorebi._records import (AgentReport, AgentStopped, CacheCounts, CacheEvents, Category, CoreProfile, Finding,
-                                   FunctionCount, LineCount)
+    from komorebi._records import (AgentReport, AgentStopped, CacheCounts, CacheEvents, Category, CoreProfile,
+                                   CoreTiming, Finding, FunctionCount, LineCount)
     from komorebi._results import ThreadResult
     from komorebi._schedule import Schedule
     from komorebi._session import Run, Session, Thread
@@ -77,6 +77,7 @@ __all__ = [
     "CompileError",
     "CompileWarning",
     "CoreProfile",
+    "CoreTiming",
     "ExploreReport",
     "Failure",
     "Finding",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from komorebi._profile import Profile
     from komorebi._records import (
-        AgentReport, CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture, ThreadSpec,
+        AgentReport, CacheCounts, CacheStory, CorePlace, CoreTiming, Finding, Handed, Output, RegionPicture, ThreadSpec,
     )
     from komorebi._schedule import Schedule
 
@@ -55,6 +55,9 @@ class Options:
     profile: bool = False  # count each core's instructions by source line (Run.profile)
     trace: str | None = None  # write the run's Chrome trace here when it stops
     schedule: "Schedule | None" = None  # how the cores take turns (km.Schedule); None: quantum and schedule_seed
+    timing: str | None = None  # the timing model ("x280"), or None: a cycle an instruction
+    clock_mhz: float = 1750.0  # the cores' clock in the timing model
+    timing_parameters: tuple = ()  # (name, value) pairs that change the model's table (bench/, tests)
 
 
 class Machine(Protocol):
@@ -79,6 +82,7 @@ class Machine(Protocol):
     def pictures(self) -> list[RegionPicture]: ...
     def output(self, cluster: int) -> Output: ...
     def cache_counts(self) -> list["CacheCounts"]: ...  # (the card-size cache; [] for the unbounded one)
+    def timing(self) -> list["CoreTiming"] | None: ...  # each core's modelled time (None: no timing model)
     def profile(self) -> "Profile | None": ...  # (after stop; None unless Options.profile)
     def story(self) -> CacheStory: ...  # (after stop)
     def schedule(self) -> "tuple[list[tuple[int, int, int]], dict[int, int]]": ...  # (after stop) turns, instructions

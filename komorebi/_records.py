@@ -317,6 +317,41 @@ class CacheCounts:
 
 
 @dataclass(frozen=True)
+class CoreTiming:
+    """One core's time in the timing model (km.Session(timing="x280"); docs/timing.md):
+    its clock in the X280's cycles, the instructions it ran, and where the cycles went
+    (`went`: a cycle count for each of WENT's names, summing to `cycles`). `counts` are
+    the model's events: branches and those it guessed wrong, accesses at each level, the
+    vector unit's instructions, and the instructions the engine ran (timed from their
+    encodings, each access an L1D hit)."""
+
+    cluster: int
+    core: int
+    cycles: int
+    instructions: int
+    clock_mhz: float
+    went: dict
+    counts: dict
+
+    @property
+    def cpi(self) -> float:
+        """Cycles per instruction (0 before the first)."""
+        return self.cycles / self.instructions if self.instructions else 0.0
+
+    @property
+    def microseconds(self) -> float:
+        """The cycles at the session's clock."""
+        return self.cycles / self.clock_mhz
+
+    def __str__(self) -> str:
+        parts = [f"{name} {cycles:,} ({100 * cycles / self.cycles:.0f}%)" for name, cycles in self.went.items()
+                 if cycles and self.cycles and 100 * cycles / self.cycles >= 1]
+        return (f"cluster {self.cluster} core {self.core}: {self.cycles:,} cycles ({self.microseconds:,.1f} us at "
+                f"{self.clock_mhz:g} MHz), {self.instructions:,} instructions, {self.cpi:.2f} cycles an "
+                f"instruction; went to: {', '.join(parts) or 'nothing yet'}")
+
+
+@dataclass(frozen=True)
 class LineCount:
     """Instructions one core ran at one source line. FILE is None for the C library's
     code, which has no source lines here: then FUNCTION names it."""

@@ -22,7 +22,7 @@ from komorebi._cache_story import cache_story_html
 from komorebi._errors import CoherenceWarning, CompileWarning, OutputWarning, ThreadFault, warn_at_caller
 from komorebi._profile import Profile
 from komorebi._program import Program
-from komorebi._records import AgentReport, CacheCounts, CorePlace, FaultReport, Finding, Handed
+from komorebi._records import AgentReport, CacheCounts, CorePlace, CoreTiming, FaultReport, Finding, Handed
 from komorebi._results import ThreadResult
 from komorebi._schedule import Schedule, check_quantum
 from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
@@ -345,6 +345,16 @@ class Run:
         stopped). [] with the unbounded cache, which has no levels to count."""
         return self._loaded.machine.cache_counts()
 
+    def timing(self) -> list[CoreTiming]:
+        """With km.Session(timing="x280"): each core's modelled time, a km.CoreTiming per
+        core, cluster by cluster (its cycles, instructions, and where the cycles went;
+        docs/timing.md). Complete once the run has stopped; while it runs, as far as it got."""
+        rows = self._loaded.machine.timing()
+        if rows is None:
+            raise ValueError("run.timing(): the session has no timing model; open it with "
+                             "km.Session(timing='x280') to model the card's cycles")
+        return rows
+
     def cache_report(self) -> str:
         """What happened to each line of each region, as text for a terminal."""
         self._require_stopped("run.cache_report()")
@@ -415,6 +425,26 @@ class Run:
         self.stop()
 
 
+TIMING_MODELS = ("x280",)
+
+
+def _timing_of(timing, clock_mhz) -> tuple[str | None, float]:
+    """km.Session's TIMING and CLOCK_MHZ, checked: the model's name (or None) and its clock."""
+    if timing is not None and not isinstance(timing, str):
+        raise TypeError(f"timing must be a str ({', '.join(map(repr, TIMING_MODELS))}) or None, not {type(timing).__name__}")
+    if timing is not None and timing not in TIMING_MODELS:
+        raise ValueError(f"timing must be one of {', '.join(map(repr, TIMING_MODELS))} or None, not {timing!r}")
+    if clock_mhz is None:
+        return timing, 1750.0
+    if timing is None:
+        raise ValueError("clock_mhz is the timing model's clock: give timing='x280' with it")
+    if isinstance(clock_mhz, bool) or not isinstance(clock_mhz, _numbers.Real):
+        raise TypeError(f"clock_mhz must be a number of MHz, not {type(clock_mhz).__name__}")
+    if not 1 <= clock_mhz <= 10_000:
+        raise ValueError(f"clock_mhz must be 1 to 10,000 MHz (the card runs its X280 at 800 to 1750), not {clock_mhz}")
+    return timing, float(clock_mhz)
+
+
 class Session:
     """A connection to a card; here, the simulated one.
 
@@ -436,6 +466,8 @@ class Session:
         trace: str | PathLike | None = None,
         schedule: Schedule | None = None,
         backend: Backend | None = None,
+        timing: str | None = None,
+        clock_mhz: float | None = None,
     ) -> None:
         """COHERENCE is "card" (what a card does) or "strict". While several cores of a
         thread are ready they take turns of QUANTUM instructions, round robin; with
@@ -456,7 +488,12 @@ class Session:
         run of the session writes PATH with "-2" before its suffix, and so on. SCHEDULE
         (a km.Schedule, instead of QUANTUM and SCHEDULE_SEED): how the cores take turns,
         e.g. a schedule km.explore found failing; it replays bit for bit. Under a
-        SCHEDULE_SEED or a SCHEDULE, clusters 2 and 3 take turns on one host thread."""
+        SCHEDULE_SEED or a SCHEDULE, clusters 2 and 3 take turns on one host thread.
+        TIMING: "x280" models the card's time (docs/timing.md): kmx_cycles, rdcycle and
+        rdtime read the X280's modelled cycles at CLOCK_MHZ (default 1750, the clock the
+        chip's measurements ran at), the cores take turns by their clocks, and
+        run.timing() says where each core's cycles went; None (the default): each
+        instruction is one cycle."""
         check_quantum(quantum)
         if schedule_seed is not None and (
             isinstance(schedule_seed, bool) or not isinstance(schedule_seed, _numbers.Integral)
@@ -486,6 +523,7 @@ class Session:
             if schedule_seed is not None:
                 raise ValueError("give a schedule or a schedule_seed, not both (km.Schedule.random(seed) is the seed's)")
         self.schedule = schedule
+        self.timing, self.clock_mhz = _timing_of(timing, clock_mhz)
         self.gdb = _gdb_port(gdb)
         if not isinstance(profile, bool):
             raise TypeError(f"profile must be True or False, not {type(profile).__name__}")
@@ -502,6 +540,7 @@ class Session:
 
             backend = Simulator()
         self.backend = backend
+        self.timing_parameters: dict[str, int] = {}  # (the model's table changed: bench/timing.py)
         self.closed = False
         self._lock = threading.Lock()
         self._runs: "weakref.WeakSet[_Loaded]" = weakref.WeakSet()  # a dropped run goes
@@ -516,7 +555,8 @@ class Session:
             raise ValueError(f"program {program.name!r} has no thread; add one with program.thread(...)")
         trace, number = self._next_trace()
         options = Options(self.coherence, self.quantum, self.schedule_seed, self.output_limit, self.cache,
-                          self.cache_seed, self.gdb, self.profile, trace, self.schedule)
+                          self.cache_seed, self.gdb, self.profile, trace, self.schedule, self.timing,
+                          self.clock_mhz, tuple(sorted(self.timing_parameters.items())))
         try:
             machine = self.backend.load([spec for _, spec in sorted(program.threads.items())], options)
         except BaseException:

@@ -20,12 +20,15 @@ from komorebi import _limits
 from komorebi._errors import CompileError
 from komorebi._cache_map import cache_report
 from komorebi._profile import Profile
-from komorebi._records import AgentReport, CacheCounts, CacheStory, CorePlace, Finding, Handed, Output, RegionPicture
+from komorebi._records import (AgentReport, CacheCounts, CacheStory, CorePlace, CoreTiming, Finding, Handed, Output,
+                               RegionPicture)
 from komorebi.sim.build.cache import BuildError
 from komorebi.sim.build.thread import CompileFailed, build_thread, compile_commands
 from komorebi.sim.image.elf import ImageError, load_image
 from komorebi.sim.kmx.console import KEEP as OUTPUT_KEPT
 from komorebi.sim.machine.config import MachineConfig
+from komorebi.sim.timing import x280
+from komorebi.sim.timing.model import TimingOptions
 from komorebi.sim.memory import host
 from komorebi.sim.layout import CLUSTERS, CORES_PER_CLUSTER, DEFAULT_HEAP_BYTES, MAX_REGIONS, MAX_WORDS, PAGE
 from komorebi.sim.memory.dram import Snapshot
@@ -90,11 +93,22 @@ class Simulator:
 
     def config(self, options: Options) -> MachineConfig:
         """The machine's configuration for a load with the session's OPTIONS."""
+        if options.timing is not None and not self.interpret:
+            raise ValueError("the timing mode runs the thread's code in the interpreter, which this simulator "
+                             "has off (interpret=False, or KMX_INTERPRET=0): turn it on, or drop timing")
+        if options.timing is None and options.timing_parameters:
+            raise ValueError("session.timing_parameters change the timing model's table: open the session with "
+                             "timing='x280' to use them")
+        if options.timing is not None:
+            x280.table(dict(options.timing_parameters))  # (an unknown name or a bad value: said at load)
         return MachineConfig(
             plan=_plan(options), coherence=options.coherence, cache=options.cache, cache_seed=options.cache_seed,
             output_limit=options.output_limit, profiled=options.profile, trace=options.trace,
-            interpret=self.interpret, rewrite=self.rewrite, turn_loop_in_c=self.turn_loop_in_c,
+            # (timed, the interpreter runs the thread's code: Zba and Zbb as written, no stubs)
+            interpret=self.interpret, rewrite=self.rewrite and options.timing is None, turn_loop_in_c=self.turn_loop_in_c,
             finish_turns_in_c=self.finish_turns_in_c,
+            timing=(None if options.timing is None else
+                    TimingOptions(options.timing, options.clock_mhz, tuple(options.timing_parameters))),
         )
 
     def load(self, threads: Sequence, options: Options) -> "SimulatedRun":
@@ -208,6 +222,10 @@ class SimulatedRun:
 
     def cache_counts(self) -> list[CacheCounts]:
         return self._card.cache_counts()
+
+    def timing(self) -> list[CoreTiming] | None:
+        rows = self._card.timing()
+        return None if rows is None else [CoreTiming(*row) for row in rows]
 
     def profile(self) -> Profile | None:
         counted = self._card.profile()

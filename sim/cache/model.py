@@ -472,8 +472,10 @@ class CachedRegion:
         """The door for time (sim/native/latency.c): CORE's flush or invalidate (LEVEL)
         walked the span's lines; a core with a timing model's table is answered its cycles."""
         native = getattr(core, "native", None)
-        if native is not None and native.memory.latency:
+        if native is not None and (native.memory.latency or native.timing):
             hooks.library().access_took(ctypes.byref(native), level, self.pages * LINES_PER_PAGE)
+        if native is not None and native.timing and level == hooks.LEVEL_INVALIDATE:
+            hooks.library().timing_invalidated(native.timing, self.base, self.pages * PAGE)
 
     def flush_by(self, core, find_stale: bool, region_start: int) -> np.ndarray:
         """CORE's kmx_flush (`flush`), told as Flushed. Returns the lines written back."""

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..image.elf import ThreadImage
     from ..image.original import Original
     from ..memory.address_space import AddressSpace
+    from ..timing.model import ClusterTiming
 
 
 # Unicorn 2.1 has moved pc 4 bytes past the instruction that trapped when it reports an
@@ -131,6 +132,7 @@ class HartContext:
     # the cluster's lr reservations, where another core may store between a core's lr and sc (reserve.c)
     reservations: hooks.Reservations | None = None
     original: "Original | None" = None  # the image's changed code as written (sim/native/code.c)
+    timing: "ClusterTiming | None" = None  # the timing model (sim.timing): the cluster's part
 
 
 class Core:
@@ -190,6 +192,9 @@ class Core:
             self.native.turn.uncounted_start = context.image_base + stubs.start
             self.native.turn.uncounted_end = context.image_base + stubs.end
         self.mapping = Mapping(self.engine, self.native, context.memory, context.counting)
+        self.timing = context.timing.core(number) if context.timing is not None else None
+        if self.timing is not None:  # (its clock: sim/native/timing.c)
+            self.native.timing = self.timing.address
         self._tlb_entries = TLB_FIRST_ENTRIES
         self._grow_at = 2 * TLB_FIRST_ENTRIES
         self.engine.write("sp", stack_top)
@@ -262,6 +267,12 @@ class Core:
     @cycles.setter
     def cycles(self, value: int) -> None:
         self.native.turn.cycles = value
+
+    @property
+    def clock(self) -> int:
+        """The core's clock, what kmx_cycles and rdcycle read: the timing model's cycles
+        (km.Session(timing=...): sim/native/timing.c), else its instructions."""
+        return self.timing.cycles if self.timing is not None else self.native.turn.cycles
 
     def vector_state(self) -> hooks.VectorState:
         """The core's vector unit: v0-v31, vl, vtype, vstart, vxrm, vxsat (sim/native/vector/)."""
@@ -653,6 +664,16 @@ class Core:
 
     # -- the exception hook ----------------------------------------------------------------
 
+    def counter(self, name: str) -> int:
+        """What a read of the counter NAME (cycle, time, instret...) gives now."""
+        return stand_in.counter_value(name, self.native.turn.cycles, self.clock, self._timer_ratio())
+
+    def _timer_ratio(self) -> float:
+        """The core's cycles per tick of the timer (mtime, 50 MHz)."""
+        if self.timing is None:
+            return stand_in.INSTRUCTIONS_PER_TICK
+        return self.timing.cluster.options.clock_mhz / stand_in.TIMER_HZ * 1e6
+
     def _on_trap(self, number: int) -> None:
         """The interrupt hook's call (sim/native/isa.c): an exception its C does not take.
         What it raises stops the run, and run raises it (a ctypes callback cannot)."""
@@ -704,7 +725,7 @@ class Core:
             self._fenced = True
             self.engine.stop()
         elif what.rd:
-            self.engine.write(f"x{what.rd}", stand_in.counter_value(what.counter, self.native.turn.cycles))
+            self.engine.write(f"x{what.rd}", self.counter(what.counter))
 
     def _device_refused(self) -> bool:
         """Whether the run did to the cache's registers what the simulator refuses (watch.c):

@@ -10,11 +10,13 @@ it fixes: sim/build/engine.py):
   wrote since is run, not what was there before.
 - `rdcycle` and `rdinstret` (and `mcycle`, `minstret`) read the host's clock, different on
   every run. Here they read the core's own count of instructions (the cycle model: one
-  cycle an instruction, as kmx_cycles), so a run is the same every time.
+  cycle an instruction, as kmx_cycles), or with the timing model its modelled cycles
+  (rdinstret still its instructions), so a run is the same every time.
 - `rdtime` is an illegal instruction. Here it reads a timer derived from the same count:
   the card's timer runs at TIMER_HZ and its cores at CORE_HZ (tt-bh-linux x280.dts:
   timebase-frequency 50 MHz, clock-frequency 1 GHz), so the time is the instruction
-  count divided by CORE_HZ // TIMER_HZ.
+  count divided by CORE_HZ // TIMER_HZ; with the timing model, its cycles divided by the
+  session's clock over TIMER_HZ.
 - `lr` and `sc` keep the engine's reservation, and its `sc` compares values: a store by
   another core of the same value between the two (A-B-A) goes unseen. Here the
   reservation is the simulator's own (sim/native/reserve.c), which any store to the line
@@ -110,8 +112,14 @@ def find_trapped(code: bytes, start: int, data: list[tuple[int, int]] = (),
     return found
 
 
-def counter_value(counter: str, instructions: int) -> int:
-    """What a read of COUNTER gives after INSTRUCTIONS instructions of the core."""
+def counter_value(counter: str, instructions: int, cycles: int | None = None,
+                  cycles_per_tick: float = INSTRUCTIONS_PER_TICK) -> int:
+    """What a read of COUNTER gives after INSTRUCTIONS instructions of the core, at its
+    clock's CYCLES (the timing model's; None: one an instruction), CYCLES_PER_TICK to the
+    timer's tick."""
+    cycles = instructions if cycles is None else cycles
     if counter == "time":
-        return instructions // INSTRUCTIONS_PER_TICK
-    return instructions
+        return int(cycles // cycles_per_tick)
+    if counter in ("instret", "minstret"):
+        return instructions
+    return cycles

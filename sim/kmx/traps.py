@@ -364,7 +364,7 @@ class TrapTable:
         self.thread.print(core, text)
 
     def cycles(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
-        return core.cycles  # the cycle model: one an instruction (sim.hart.core, docs/simulator.md)
+        return core.clock  # the cycle model: one an instruction, or the timing model's (sim.hart.core)
 
     def cluster_number(self, core: "Core", _a0: int, _a1: int, _a2: int) -> int:
         return self.thread.number

@@ -156,6 +156,8 @@ class Card:
             for group in self.groups():
                 schedule = Schedule(self.config.plan, [c.number for c in group],
                                     [key(p) for c in group for p in (*c.cores, *c.agents)])
+                by_key = {key(p): p for c in group for p in (*c.cores, *c.agents)}
+                schedule.use_clocks([by_key[k] for k in schedule.keys])  # (timed: turns by the clocks)
                 for cluster in group:
                     cluster.schedule = schedule
                     if len(group) > 1:  # (a stall of one would stop both: _schedule)
@@ -476,6 +478,20 @@ class Card:
                 c = region.cache.counts()
                 out.append(CacheCounts(number, region.name, *c["L1D"], *c["L2"], *c["L3"], *c["evicted"]))
         return out
+
+    def timing(self) -> list[tuple] | None:
+        """Each core's modelled time (sim.timing): (cluster, core, cycles, instructions,
+        clock in MHz, where the cycles went, the model's counts), cluster by cluster; None
+        without a timing model."""
+        if self.config.timing is None:
+            return None
+        rows = []
+        for number, cluster in sorted(self.clusters.items()):
+            for core in cluster.cores:
+                t = core.timing
+                rows.append((number, core.number, t.cycles, t.instructions, self.config.timing.clock_mhz,
+                             t.went(), t.counts()))
+        return rows
 
     def profile(self) -> tuple[list[CoreProfile], list[CacheEvents]] | None:
         """Every core's profile and the cache's events by line, cluster by cluster, once

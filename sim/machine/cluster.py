@@ -18,6 +18,7 @@ from ... import kmx_runtime
 from ..._records import AgentStopped, Handed, RegionPicture
 from ..cache.checker import Checker
 from ..cache.events import CacheEvents
+from ..timing.model import ClusterTiming
 from ..cache.model import CARD_SIZE, CachedRegion, ClusterCache, Holding, Tile, holding_for
 from ..hart.explain import Explainer
 from ..hart.core import BLOCKED, EXITED, READY, Core, HartContext
@@ -142,6 +143,8 @@ class Cluster:
         self.coherence = coherence = config.coherence
         # The card-size cache (sim/native/tile.c): the tile's levels, which every region shares
         self.tile = Tile(config.cache_seed) if config.cache == CARD_SIZE else None
+        # The timing model (sim.timing): the tile's tags for time, and each core's clock
+        self.timing = ClusterTiming(config.timing, config.cache_seed) if config.timing is not None else None
         self._running: Core | None = None  # the core whose turn Python runs (one at a time)
         self.loop = None  # the turn loop in C, while it runs the cluster's turns (sim.machine.schedule.TurnLoop)
         self.faulted = False
@@ -226,12 +229,13 @@ class Cluster:
         self.reservations = hooks.Reservations()
         context = HartContext(
             number, self.memory, image, self.image_base, self.explainer,
-            counting=image.uses_cycles or cores > 1 or debugged or config.profiled or config.traced or scheduled,  # (a debugger steps turns of one)
+            counting=(image.uses_cycles or cores > 1 or debugged or config.profiled or config.traced or scheduled
+                      or config.timing is not None),  # (a debugger steps turns of one)
             on_ecall=self.traps.dispatch, check_hooks=self.raise_hook_error,
             forget_translations=self._forget_translations,
             interpret=config.interpret, finish_turns_in_c=config.finish_turns_in_c,
             reservations=self.reservations if cores > 1 else None,
-            original=self.original,
+            original=self.original, timing=self.timing,
         )
         self.cores = []
         for n in range(cores):
@@ -431,6 +435,10 @@ class Cluster:
         if calls.barrier_arrivals == len(self.cores):
             # The last to arrive releases the others and ends its turn, so that the next
             # turn starts at the same instruction whatever the quantum was.
+            if core.timing is not None:  # (timed: the others waited until the last came: sim/native/timing.c)
+                for other in self.cores:
+                    if calls.barrier_waiting >> other.number & 1 and other.timing is not None:
+                        hooks.library().timing_waited(other.timing.address, core.timing.cycles)
             calls.barrier_arrivals, calls.barrier_waiting = 0, 0
             calls.barrier_generation += 1
             if calls.barrier_generation == 1:  # the start code's (kmx_runtime/process.c): kmx_main begins

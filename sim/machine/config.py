@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..cache.model import CARD_SIZE, UNBOUNDED
 from ..kmx import console
+from ..timing.model import TimingOptions
 from .schedule import Plan
 
 COHERENCE_MODES = ("card", "strict")
@@ -31,6 +32,7 @@ class MachineConfig:
     output_limit: int | None = console.KEEP  # characters of printed lines kept per thread (None: all)
     profiled: bool = False  # count every core's instructions by block (sim.observe.profile)
     trace: str | None = None  # where stop writes the run's Chrome trace (sim.observe.timeline), or None
+    timing: TimingOptions | None = None  # the timing model (sim.timing), or None: a cycle an instruction
     # The simulator's ways of running, each on by default; off only to compare (tests, bench/):
     interpret: bool = True  # after an instruction the engine lacks, interpret hot code (isa.c); off: one trap each
     rewrite: bool = True  # the loader rewrites Zba and Zbb instructions into stubs (sim.isa.rewrite)

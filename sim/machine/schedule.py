@@ -130,6 +130,28 @@ class Schedule:
         else:
             self._start_native(plan, first)
 
+    def use_clocks(self, participants: Sequence) -> None:
+        """Timed (sim.timing): the cores take turns by their clocks, the one furthest
+        behind first (sim/native/sched.c); PARTICIPANTS by the group's index. A Tensix
+        stand-in's clock is a cell of the schedule's, which each of its steps moves past the
+        slowest ready core's by a NoC call's cost (the timing table's noc_step_ns)."""
+        timed = [p.timing for p in participants if getattr(p, "timing", None) is not None]
+        if self.native is None or not timed:
+            return
+        self._agent_clocks = np.zeros(len(participants), np.uint64)
+        addresses = []
+        for i, p in enumerate(participants):
+            timing = getattr(p, "timing", None)
+            if timing is not None:
+                addresses.append(timing.address + hooks.TimingHead.now.offset)
+            elif is_agent(p):
+                addresses.append(self._agent_clocks.ctypes.data + 8 * i)
+            else:
+                addresses.append(None)
+        self._clocks = (ctypes.c_void_p * len(addresses))(*addresses)
+        self.native.clocks = ctypes.addressof(self._clocks)
+        self.native.agent_step = timed[0].cluster.cycles_of_ns("noc_step_ns")
+
     def _start_native(self, plan: Plan, first: int) -> None:
         """The native side of a plan but pct's (sim/native/sched.c)."""
         group = self.native = hooks.GroupState()

@@ -185,6 +185,8 @@ static int region_call(Calls *c, Core *core, void *uc, uint64_t number, uint64_t
     /* (the door for time: a flush or an invalidate walks the region's lines, latency.c;
      * sim/cache/model.py's flush_by and invalidate_by answer Python's the same) */
     access_took(core, number == CALL_FLUSH ? LEVEL_FLUSH : LEVEL_INVALIDATE, r->pages * LINES_PER_PAGE);
+    if (core->timing && number == CALL_INVALIDATE)
+        timing_invalidated(core->timing, r->base, r->pages * PAGE);
     queue_step(c, core, number, id, pc, ra);
     return 1;
 }
@@ -210,8 +212,11 @@ static int barrier_call(Calls *c, Core *core, void *uc, uint64_t pc) {
         return 0;
     if (++c->barrier_arrivals == c->core_count) {
         for (int64_t k = 0; k < c->core_count && k < CLUSTER_CORES; k++)
-            if (c->barrier_waiting >> k & 1)
+            if (c->barrier_waiting >> k & 1) {
                 g->ready |= c->loop_bits[k];
+                if (core->timing && c->cores[k]->timing) /* (timed: the others waited until the last came) */
+                    timing_waited(c->cores[k]->timing, core->timing->now);
+            }
         c->barrier_waiting = 0;
         c->barrier_arrivals = 0;
         c->barrier_generation++;
@@ -248,7 +253,7 @@ int calls_answer(void *uc, Core *core) {
     core->engine.reg_read(uc, (int)core->engine.reg_pc, &pc);
     pc -= (uint64_t)c->ecall_past; /* the ecall's own */
     switch (number) {
-    case CALL_CYCLES: value = core->turn.cycles; break;
+    case CALL_CYCLES: value = core->timing ? core->timing->now : core->turn.cycles; break;
     case CALL_CLUSTER: value = (uint64_t)c->cluster; break;
     case CALL_WORD_COUNT: value = (uint64_t)c->word_count; break;
     case CALL_WORD:

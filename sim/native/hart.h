@@ -88,6 +88,7 @@ typedef struct {
     int frm;            /* the dynamic rounding mode (-1: not read yet) */
     uint64_t pc;        /* the instruction running */
     int engine_pc_moved;
+    uint64_t engine_pc;  /* where the engine's pc is (host_miss moves it) */
     int stop;           /* the fill hook asked the run to stop (fill.c, maybe_grow) */
     uint32_t page_generation, code_generation;
     CachedRegion *watched;        /* the watched page host_miss last met (watch.c; 0: no region's), */
@@ -95,6 +96,7 @@ typedef struct {
     uint64_t watched_delta; /* and the cached address less the address, uncached or not) */
     uint64_t watched_base;  /* its span's address, */
     int watched_uncached;   /* and whether it is the region's uncached alias */
+    Timing *timing;         /* the core's timing model (timing.c; 0: off) */
 } Hart;
 
 #define WATCHED ((uint8_t *)1) /* host_of's answer for a watched page: an access at a time */
@@ -279,6 +281,10 @@ ACCESS(uint64_t, 8)
 /* -- the vector unit (vector/) -------------------------------------------------------------- */
 
 int vector_run(Hart *h, const Decoded *d); /* an OP-V instruction, a vector load or store, a vector CSR */
+
+/* -- the timing model (timing.c) ------------------------------------------------------------ */
+
+void timing_step(Hart *h, const Decoded *d, uint64_t next, uint64_t a, uint64_t b);
 int is_vector_csr(uint32_t csr);
 
 #pragma GCC visibility pop

@@ -22,6 +22,8 @@
  *             needs Python
  *   noc.c     a region's DRAM as a Tensix stand-in's NoC reaches it, past the cache
  *   calls.c   the kmx calls answered in C, at the ecall, when nothing needs Python
+ *   timing.c  the timing model (km.Session(timing="x280"), docs/timing.md): a core's clock in
+ *             the X280's cycles, from its pipeline, vector unit and memory
  *
  * The state is Python's: per-page flag arrays (numpy uint8); the views and DRAM are host
  * memory that Python allocated. The structs below mirror ctypes Structures of
@@ -382,6 +384,84 @@ typedef struct {
 } MemoryTime;
 uint64_t access_took(struct Core *core, int level, uint64_t lines);
 
+/* The timing model (timing.c, docs/timing.md): a core's clock in the X280's cycles, from its
+ * pipeline, vector unit and memory. Python allocates it (timing_size bytes) and reads the
+ * head (sim/native/hooks.py, TimingHead); the rest is the model's own. */
+enum {
+#define P(name) TP_##name,
+#include "timing.def"
+#undef P
+    TP_COUNT
+};
+enum { /* where a core's cycles went (Timing.went; sim/native/hooks.py's WENT names them) */
+    WENT_ISSUE = 0, WENT_LOAD_USE, WENT_DEPENDENCY, WENT_L2, WENT_L3, WENT_DRAM, WENT_UNCACHED,
+    WENT_VECTOR, WENT_BRANCH, WENT_DIVIDE, WENT_CALLS, WENT_FLUSH, WENT_KINDS
+};
+typedef struct { /* a cluster's: what its cores share (the tile) */
+    Tile tile;                       /* its caches, tags only: which level holds a line */
+    uint64_t uncached_at[TILE_HARTS]; /* each hart's clock at its last uncached read, plus one, */
+    uint64_t uncached_from[TILE_HARTS]; /* and at the first of that stretch of them, plus one */
+} TimingTile;
+#define TIMING_REGISTERS 64 /* x0-x31, f0-f31 */
+#define TIMING_BHT_MAX 65536
+#define TIMING_BTB_MAX 256
+#define TIMING_RAS_MAX 64
+#define TIMING_QUEUE_MAX 64
+typedef struct {
+    /* the head: Python's (sim/native/hooks.py, TimingHead) */
+    int64_t on;
+    const uint32_t *param;     /* TP_*: sim/timing/x280.py */
+    TimingTile *shared;        /* the cluster's tile */
+    int64_t hart;              /* the core's hart in the tile */
+    uint64_t now;              /* the cycle its last instruction issued in: its clock */
+    uint64_t instructions;     /* instructions the model timed */
+    uint64_t went[WENT_KINDS]; /* where the cycles went: they sum to now */
+    uint64_t branches, mispredicts, loads, misses[4], vector_ops, engine_blocks, engine_instructions;
+    /* the model's own */
+    uint32_t slots;            /* instructions issued in cycle NOW (0, 1, 2) */
+    uint32_t pipes;            /* the pipes they took: 1 A, 2 B */
+    uint64_t ready[TIMING_REGISTERS];  /* when each register's value is ready */
+    uint8_t why[TIMING_REGISTERS];     /* WENT_* a wait for it counts as */
+    uint64_t memory_free;      /* the L1D's one line fill ends (a miss is not overlapped) */
+    uint8_t memory_why;
+    uint64_t divider_free;     /* the integer divider and the FP divider are not pipelined */
+    uint64_t fp_divider_free;
+    uint64_t vready[32];       /* when each vector register's first results are ready (a consumer chains), */
+    uint64_t vdone[32];        /* and its last, */
+    uint8_t vwhy[32];          /* and what its producer waited on (WENT_*) */
+    uint64_t sequencer_free[3]; /* the vector unit's arithmetic, load and store sequencers: free again, */
+    uint64_t sequencer_begun[3]; /* and when each began its last instruction */
+    uint64_t queue[TIMING_QUEUE_MAX]; /* when each of the last instructions left the vector command queue */
+    uint8_t sequencer_why[3];  /* what keeps each sequencer busy (WENT_VECTOR, or a memory level) */
+    uint64_t uncached;         /* the uncached accesses of the instruction running (timing_uncached), */
+    uint64_t uncached_lines;   /* the lines among them, */
+    uint64_t uncached_line;    /* and the last line, plus one */
+    uint64_t queued;           /* vector instructions queued so far */
+    uint64_t vset_ready;       /* the last vsetvli's vtype and vl reach the vector unit */
+    uint64_t mark_now, mark_instructions; /* the clock and count as its last turn began (sched.c) */
+    uint64_t queue_last;       /* the cycle the last left it */
+    uint8_t bht[TIMING_BHT_MAX]; /* two-bit counters */
+    uint64_t btb_pc[TIMING_BTB_MAX], btb_target[TIMING_BTB_MAX];
+    uint64_t ras[TIMING_RAS_MAX];
+    uint64_t ras_top;
+    uint64_t pending_pc;       /* the engine's last block ended in a branch or jump at this pc (0: none), */
+    uint64_t pending_next;     /* whose fall-through is this, */
+    uint32_t pending_insn;     /* and this the instruction */
+    uint32_t pending_length;
+    uint64_t access_address;   /* the interpreter's instruction's access (timing_access): its first byte, */
+    uint64_t access_end;       /* its end, */
+    int64_t access_kind;       /* ACCESS_LOADS / ACCESS_STORES, 0: none */
+    uint64_t div_a, div_b;     /* a divide's operands */
+} Timing;
+uint64_t timing_size(void);
+void timing_took(struct Core *core, int level, uint64_t lines);
+void timing_uncached(struct Core *core, uint64_t address);
+void timing_block(struct Core *core, uint64_t address, uint32_t size);
+void timing_drain(struct Core *core);
+void timing_call(struct Core *core, uint64_t number);
+void timing_invalidated(Timing *t, uint64_t address, uint64_t size);
+void timing_waited(Timing *t, uint64_t until);
+
 typedef struct Core {
     EngineCalls engine;
     SpanTable table;
@@ -401,6 +481,7 @@ typedef struct Core {
     uint64_t site_pc;           /* the pc of the access being made, where it is known (the
                                  * interpreter's, Python's call's; 0: the engine's, events.c) */
     MemoryTime memory;          /* the door for time (latency.c) */
+    Timing *timing;             /* the timing model (timing.c; 0: off, each instruction a cycle) */
 } Core;
 
 /* The kmx calls calls.c answers, for one cluster's thread (sim/kmx/traps.py fills it in). */
@@ -612,8 +693,12 @@ typedef struct Group {
     AgentWait *waits;         /* per index: a stand-in waiting in noc.wait, ready once DRAM holds it */
     uint64_t turn_python;     /* the running core's isa.python_calls as its turn began */
     int64_t ended;            /* a call answered in C ended the running turn (calls.c: kmx_barrier) */
+    const uint64_t **clocks;  /* timed (timing.c): per index, its clock (a core's Timing.now, a
+                               * stand-in's): the core furthest behind runs next (0: not timed) */
+    uint64_t agent_step;      /* the cycles a stand-in's step costs (a NoC call's) */
 } Group;
 uint64_t isa_finish_turn(void *uc, Core *core);
+uint64_t isa_run_block(void *uc, Core *core, uint64_t address, uint32_t size);
 int turn_left_python(const Core *core, uint64_t python);
 int64_t group_choose(Group *g, uint64_t ready, uint64_t *count);
 int64_t group_run(Group *g);

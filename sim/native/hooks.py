@@ -247,6 +247,8 @@ class GroupState(ctypes.Structure):
         ("waits", ctypes.c_void_p),
         ("turn_python", ctypes.c_uint64),
         ("ended", ctypes.c_int64),
+        ("clocks", ctypes.c_void_p),
+        ("agent_step", ctypes.c_uint64),
     ]
 
 
@@ -460,6 +462,31 @@ class MemoryTime(ctypes.Structure):
                 ("cycles", ctypes.c_uint64), ("accesses", ctypes.c_uint64 * LEVELS)]
 
 
+WENT = ("issue", "load-use", "dependency", "L2", "L3", "DRAM", "uncached", "vector unit", "branches",
+        "divides", "kmx calls", "flushes")  # hooks.h's WENT_*: where a core's cycles went (timing.c)
+
+
+class TimingHead(ctypes.Structure):
+    """The head of a core's timing model (hooks.h, Timing): what Python sets and reads; the
+    rest (timing_size bytes in all) is the model's own."""
+
+    _fields_ = [
+        ("on", ctypes.c_int64), ("param", ctypes.POINTER(ctypes.c_uint32)), ("shared", ctypes.c_void_p),
+        ("hart", ctypes.c_int64), ("now", ctypes.c_uint64), ("instructions", ctypes.c_uint64),
+        ("went", ctypes.c_uint64 * len(WENT)), ("branches", ctypes.c_uint64), ("mispredicts", ctypes.c_uint64),
+        ("loads", ctypes.c_uint64), ("misses", ctypes.c_uint64 * 4), ("vector_ops", ctypes.c_uint64),
+        ("engine_blocks", ctypes.c_uint64), ("engine_instructions", ctypes.c_uint64),
+    ]
+
+
+class TimingTile(ctypes.Structure):
+    """A cluster's part of the timing model (hooks.h, TimingTile): its tile's tags, and when
+    each hart last read the uncached alias."""
+
+    _fields_ = [("tile", Tile), ("uncached_at", ctypes.c_uint64 * TILE_HARTS),
+                ("uncached_from", ctypes.c_uint64 * TILE_HARTS)]
+
+
 class CoreState(ctypes.Structure):
     """A core's state, a part a job (hooks.h, Core)."""
 
@@ -481,6 +508,7 @@ class CoreState(ctypes.Structure):
         ("calls", ctypes.POINTER(CallsState)),
         ("site_pc", ctypes.c_uint64),
         ("memory", MemoryTime),
+        ("timing", ctypes.c_void_p),
     ]
 
 
@@ -626,8 +654,16 @@ def library() -> ctypes.CDLL:
             loaded.region_put_clean.restype = None
             loaded.cache_events_free.argtypes = [ctypes.POINTER(CacheEvents)]
             loaded.cache_events_free.restype = None
+            loaded.timing_size.restype = ctypes.c_uint64
+            loaded.timing_head_size.restype = ctypes.c_uint64
+            loaded.timing_invalidated.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
+            loaded.timing_invalidated.restype = None
+            loaded.timing_waited.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+            loaded.timing_waited.restype = None
+            loaded.timing_call.argtypes = [ctypes.POINTER(CoreState), ctypes.c_uint64]
+            loaded.timing_call.restype = None
             for which, mirror in enumerate((RegionState, SpanEntry, CoreState, Tile, GroupState, AgentWait,
-                                            CallsState, CacheEvent)):
+                                            CallsState, CacheEvent, TimingTile)):
                 size = loaded.struct_size(which)
                 if size != ctypes.sizeof(mirror):  # the native hooks and this file disagree
                     raise RuntimeError(f"{mirror.__name__} is {ctypes.sizeof(mirror)} bytes here and {size} in the native hooks")

@@ -81,8 +81,12 @@ __attribute__((noinline)) uint8_t *host_miss(Hart *h, uint64_t address, int writ
      * name the user's line: the engine's must be the instruction's own, not where the
      * engine trapped (ra, sp and fp: what the explaining reads). */
     uint64_t pc = h->pc;
-    core->isa.reg_write(h->uc, UC_REG_PC, &pc);
-    h->engine_pc_moved = 1;
+    if (pc != h->engine_pc) { /* (not when the engine is there already: a write would make it leave the
+                                * block it is about to run, which then runs nothing: isa_run_block) */
+        core->isa.reg_write(h->uc, UC_REG_PC, &pc);
+        h->engine_pc = pc;
+        h->engine_pc_moved = 1;
+    }
     static const int explained[] = {1, 2, 8};
     for (int i = 0; i < 3; i++)
         if (h->x_dirty >> explained[i] & 1)
@@ -515,7 +519,7 @@ static AI int uncounted(const Loop *l, uint64_t pc) { return pc - l->uncounted_s
 /* One instruction at h->pc with every check between instructions made: 1 to go on, 0 to
  * stop (before it, or after it when it asked for a stop). EAGER (a constant): the x
  * registers were all read at the start. */
-static AI int careful_step(Hart *h, Loop *l, int exact, int eager) {
+static AI int careful_step(Hart *h, Loop *l, int exact, int eager, int timed) {
     Core *core = h->core;
     Turn *turn = &core->turn;
     /* (a turn that ends on the jump into a stub ends after the stub, as in the engine:
@@ -530,18 +534,24 @@ static AI int careful_step(Hart *h, Loop *l, int exact, int eager) {
     if (__builtin_expect(core->profile.on != 0, 0) && (d->op == OP_JALR || (d->op == OP_JAL &&
             (d->rd == 1 || d->rd == 5 || profile_is_function(core, h->pc + (uint64_t)d->imm)))))
         return 0; /* the engine runs calls, returns and tail calls, so that profile.c follows them */
-    uint64_t next;
+    uint64_t next, a = 0, b = 0;
+    if (timed) { /* (its operands before it runs: an access's address, a divide's) */
+        a = X(h, d->rs1, eager);
+        b = X(h, d->rs2, eager);
+    }
     int done = run_one(h, d, &next, eager);
     h->x[0] = 0;
     if (__builtin_expect(done != RAN, 0))
         return 0; /* the engine runs it (and faults there, when the memory refused) */
+    if (timed)
+        timing_step(h, d, next, a, b);
     int counted = !uncounted(l, h->pc);
     l->ran += counted;
     if (__builtin_expect(core->profile.on != 0, 0) && counted)
         profile_pc(core, h->pc);
     h->pc = next;
     l->steps++;
-    l->cold = d->own ? 0 : l->cold + 1;
+    l->cold = d->own || timed ? 0 : l->cold + 1; /* (timed, the interpreter runs all it can) */
     return !((l->cold >= STAY || h->stop) && !exact);
 }
 
@@ -561,7 +571,7 @@ static __attribute__((noinline)) Block *block_miss(Hart *h, uint64_t pc) {
         int stub = at - turn->uncounted_start < turn->uncounted_end - turn->uncounted_start;
         if (d->own)
             last_own = count;
-        if (!(d->op == OP_JAL && d->rd == 0)) { /* (a plain jump: counted, no entry) */
+        if (!(d->op == OP_JAL && d->rd == 0) || h->timing) { /* (a plain jump: counted, no entry, unless timed) */
             b->counted[entries] = (uint8_t)counts;
             b->insn[entries] = *d;
             b->insn[entries].stub = (uint8_t)stub;
@@ -597,10 +607,10 @@ static AI Block *block_at(Hart *h, uint64_t pc) {
 
 /* The interpreter's loop: at most LIMIT counted instructions from h->pc (see interpret),
  * an instruction at a time with every check between them. Returns those counted. */
-static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
+static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager, int timed) {
     Turn *turn = &h->core->turn;
     Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
-    while (careful_step(h, &l, exact, eager))
+    while (careful_step(h, &l, exact, eager, timed))
         ;
     return l.ran;
 }
@@ -617,7 +627,7 @@ static AI uint64_t run_loop(Hart *h, uint64_t limit, int exact, int eager) {
  * Anything else goes to the careful loop, an instruction at a time. So the same
  * instructions run, counted the same, in the same order, and the loop stops at the same
  * pc: only the bookkeeping is once a block. */
-static LINE_ALIGNED uint64_t run_blocks(Hart *h, uint64_t limit) {
+static AI uint64_t run_blocks_as(Hart *h, uint64_t limit, int timed) {
     Core *core = h->core;
     Turn *turn = &core->turn;
     Loop l = {0, 0, 0, limit, turn->uncounted_start, turn->uncounted_end};
@@ -631,8 +641,15 @@ static LINE_ALIGNED uint64_t run_blocks(Hart *h, uint64_t limit) {
             uint64_t next = b->exit;
             for (; d < end; d++) {
                 h->pc = d->pc;
+                uint64_t a = 0, b2 = 0;
+                if (timed) {
+                    a = h->x[d->rs1];
+                    b2 = h->x[d->rs2];
+                }
                 int done = run_one(h, d, &next, 1);
                 h->x[0] = 0;
+                if (timed && done == RAN)
+                    timing_step(h, d, next, a, b2);
                 if (__builtin_expect(done != RAN, 0)) { /* stopped before it, as the careful loop */
                     l.ran += b->counted[d - b->insn];
                     return l.ran;
@@ -646,14 +663,18 @@ static LINE_ALIGNED uint64_t run_blocks(Hart *h, uint64_t limit) {
             h->pc = b->two_way ? next : b->exit;
             l.ran += b->counts;
             l.steps += b->count;
-            l.cold = b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;
+            l.cold = timed ? 0 : b->last_own >= 0 ? (uint64_t)(b->count - 1 - b->last_own) : l.cold + b->count;
             continue;
         }
-        if (!careful_step(h, &l, 0, 1))
+        if (!careful_step(h, &l, 0, 1, timed))
             break;
     }
     return l.ran;
 }
+
+/* (the loop compiled twice, TIMED a constant in each: the default's has no timing in it) */
+static LINE_ALIGNED uint64_t run_blocks(Hart *h, uint64_t limit) { return run_blocks_as(h, limit, 0); }
+static __attribute__((noinline)) uint64_t run_blocks_timed(Hart *h, uint64_t limit) { return run_blocks_as(h, limit, 1); }
 
 /* Go on from h->pc while the code stays hot; returns the pc to go on at, and counts what
  * ran. The first instruction was counted by the block hook with its block. EXACT: the
@@ -668,12 +689,12 @@ static LINE_ALIGNED uint64_t interpret(Hart *h, int exact) {
         limit = turn->remaining;
     uint64_t ran;
     if (exact) {
-        ran = run_loop(h, limit, 1, 0);
+        ran = h->timing ? run_loop(h, limit, 1, 0, 1) : run_loop(h, limit, 1, 0, 0);
     } else {
         for (int n = 1; n < 32; n++) /* all of them, so each access is one load */
             X(h, n, 0);
         h->x_dirty = ~1u; /* (all are written back) */
-        ran = run_blocks(h, limit);
+        ran = h->timing ? run_blocks_timed(h, limit) : run_blocks(h, limit);
     }
     if (turn->counting)
         turn->cycles += ran;
@@ -701,9 +722,11 @@ static void start_hart(Hart *h, void *uc, Core *core, uint64_t pc) {
     h->frm = -1;
     h->pc = pc;
     h->engine_pc_moved = 0;
+    h->engine_pc = pc ^ 1; /* (not known: the trap's callers say, isa_run_block) */
     h->stop = 0;
     h->page_generation = core->isa.page_generation;
     h->code_generation = core->isa.code_generation;
+    h->timing = core->timing;
 }
 
 /* The rest of CORE's turn (hooks.h, Turn: remaining, with budget_on), from the engine's pc
@@ -730,6 +753,8 @@ uint64_t isa_finish_turn(void *uc, Core *core) {
 }
 
 LINE_ALIGNED void isa_trap(void *uc, uint32_t number, Core *core) {
+    if (number == ECALL && core->timing)
+        timing_call(core, 0);
     if (number == ECALL && core->calls && calls_answer(uc, core))
         return; /* (a kmx call that needs no Python: calls.c) */
     if (number != ILLEGAL) {
@@ -747,8 +772,14 @@ LINE_ALIGNED void isa_trap(void *uc, uint32_t number, Core *core) {
     Hart h;
     start_hart(&h, uc, core, reported - (uint64_t)core->isa.illegal_past);
     Decoded *d = fetch(&h, h.pc);
-    uint64_t next;
+    uint64_t next, a = 0, b = 0;
+    if (h.timing && d) {
+        a = X(&h, d->rs1, 0);
+        b = X(&h, d->rs2, 0);
+    }
     int done = d && d->op > OP_OWN ? run_one(&h, d, &next, 0) : NOT_HERE;
+    if (h.timing && done == RAN)
+        timing_step(&h, d, next, a, b);
     if (done == NOT_HERE) { /* an ecall's kin, a stand-in Python runs, or a fault */
         if (h.engine_pc_moved) {
             core->isa.reg_write(uc, UC_REG_PC, &reported);
@@ -770,4 +801,36 @@ LINE_ALIGNED void isa_trap(void *uc, uint32_t number, Core *core) {
     if (core->isa.interpret)
         next = interpret(&h, 0);
     write_back(&h, next, reported);
+}
+
+/* Timed (core->timing): the engine is about to run the block at ADDRESS of SIZE bytes
+ * (turns.c). The interpreter runs from there instead, as far as it can, so that the
+ * timing model sees each instruction's operands and accesses; the engine goes on where it
+ * stopped (Unicorn leaves the block when a hook writes the pc). Returns the instructions
+ * it ran: 0 when the block holds one it does not run (a floating-point operation of F or
+ * D, a CSR, an ecall, a fence): then the engine runs the block, and timing_block times it.
+ * (Each call decodes the block's instructions to see whether the interpreter runs them
+ * all, through the decoded-instruction cache: a block of F or D arithmetic, which the
+ * engine runs, pays that at every pass.) */
+uint64_t isa_run_block(void *uc, Core *core, uint64_t address, uint32_t size) {
+    Hart h;
+    start_hart(&h, uc, core, address);
+    h.engine_pc = address;
+    for (uint64_t at = address; at < address + size;) {
+        Decoded *d = fetch(&h, at);
+        if (!d || d->op == OP_UNKNOWN)
+            return 0;
+        at += d->length;
+    }
+    if (core->profile.on) { /* (the block hook had not entered the block: a call into it is followed here) */
+        profile_enter(core, address);
+        core->profile.last_kind = 0;
+    }
+    uint64_t before = core->isa.interpreted;
+    uint64_t next = interpret(&h, 0);
+    uint64_t ran = core->isa.interpreted - before;
+    if (!ran)
+        return 0;
+    write_back(&h, next, next ^ 1); /* (the pc too, always: so the engine leaves the block) */
+    return ran;
 }

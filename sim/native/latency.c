@@ -12,8 +12,9 @@
  * Python's own accesses on a core's behalf during a kmx call (a result's words) count as
  * that core's.
  *
- * With no timing model (the default: a core's cycles count its instructions, turns.c) a
- * core has no table (MemoryTime.latency 0): every access answers 0, and nothing is added.
+ * With no table (MemoryTime.latency 0, the default) every access answers 0, and nothing
+ * is added. The timing model (timing.c) hears a flush's and an invalidate's lines here;
+ * the cached levels and the uncached alias it times itself (timing_uncached).
  * The timing model gives each core a table of cycles per level and per line moved, and
  * reads the sum (MemoryTime.cycles) as the memory's share of the core's clock.
  *
@@ -24,6 +25,8 @@
 #include "hooks.h"
 
 uint64_t access_took(Core *core, int level, uint64_t lines) {
+    if (core && core->timing && level >= LEVEL_FLUSH) /* (the cached levels and the uncached alias are the model's own) */
+        timing_took(core, level, lines);
     if (!core || !core->memory.latency)
         return 0;
     uint64_t cycles = core->memory.latency[level] + core->memory.per_line[level] * lines;

@@ -90,6 +90,50 @@ static int64_t chosen(Group *g, int64_t core, uint64_t count, uint64_t *out) {
     return core;
 }
 
+/* Timed (timing.c): the ready one whose clock is furthest behind (the lowest index of
+ * equals) runs, for its turn's length (QUANTUM, or a random one under a seed) or fewer: as
+ * many instructions as its last turn's cycles an instruction say it takes to pass the
+ * next clock by QUANTUM cycles. So the clocks stay within about a quantum of cycles of
+ * each other, however slow an instruction is: three harts crowding the uncached alias
+ * (hundreds of cycles a load) read it at once, as on the card, not a turn each. */
+static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
+    int64_t core = -1;
+    uint64_t least = 0, next = UINT64_MAX;
+    for (uint64_t left = ready; left; left &= left - 1) {
+        int i = __builtin_ctzll(left);
+        uint64_t clock = g->clocks[i] ? *g->clocks[i] : 0;
+        if (core < 0 || clock < least) {
+            if (core >= 0)
+                next = least;
+            core = i;
+            least = clock;
+        } else if (clock < next) {
+            next = clock;
+        }
+    }
+    if (g->agents >> core & 1) { /* a stand-in's step: its clock goes past the slowest ready core's by a step's cost */
+        uint64_t *clock = (uint64_t *)g->clocks[core];
+        if (clock)
+            *clock = (next != UINT64_MAX && next > least ? next : least) + g->agent_step;
+        return chosen(g, core, 1, count);
+    }
+    uint64_t length = g->strategy == PLAN_RANDOM ? turn_length(g) : g->quantum;
+    Timing *t = g->clocks[core] ? (Timing *)((const char *)g->clocks[core] - __builtin_offsetof(Timing, now)) : 0;
+    if (t && next != UINT64_MAX) {
+        uint64_t ran = t->instructions - t->mark_instructions, took = t->now - t->mark_now;
+        uint64_t room = next - least + g->quantum; /* cycles */
+        double share = ran && took ? (double)room * (double)ran / (double)took : (double)room; /* (no overflow) */
+        uint64_t fit = share >= (double)length ? length : (uint64_t)share;
+        if (fit < 1)
+            fit = 1;
+        if (fit < length)
+            length = fit;
+        t->mark_instructions = t->instructions;
+        t->mark_now = t->now;
+    }
+    return chosen(g, core, length, count);
+}
+
 /* The core to run of READY (a bit a core; never none) and its instructions into COUNT (0:
  * no limit); recorded. The record must have room (the loop returns LOOP_FULL first). */
 int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
@@ -100,6 +144,8 @@ int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
             return chosen(g, core, (uint64_t)n, count);
     }
     int ready_count = __builtin_popcountll(ready);
+    if (g->clocks && ready_count > 1) /* timed: by the clocks */
+        return by_clock(g, ready, count);
     if (ready_count == 1 && (g->agents >> __builtin_ctzll(ready) & 1))
         return chosen(g, __builtin_ctzll(ready), 1, count);
     if (ready_count == 1 && !g->agents_live) /* (a stand-in that waits may be answered: no turn without end) */

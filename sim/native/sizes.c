@@ -12,6 +12,7 @@ uint64_t struct_size(int which) {
     case 5: return sizeof(AgentWait);
     case 6: return sizeof(Calls);
     case 7: return sizeof(CacheEvent);
+    case 8: return sizeof(TimingTile);
     default: return 0;
     }
 }

@@ -1,6 +1,7 @@
 /* turns.c: count_block, the engine's block hook: the cycle model and the turns' lengths,
  * a basic block at a time. The engine calls it at the start of each block, before the
- * block runs. Each instruction is one cycle. A turn of exact length (several cores ready,
+ * block runs. Each instruction is one cycle (timed, the cycles are timing.c's: the block
+ * goes to the interpreter, isa_run_block, or is timed from its encodings). A turn of exact length (several cores ready,
  * sim/machine/schedule.py) takes whole blocks while they fit; at the first that would overrun it,
  * the run stops before the block (the engine runs no block whose hook asked it to stop),
  * and sim/hart/core.py runs the few instructions left up to an `until` address. Unicorn's
@@ -69,6 +70,11 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
             return;
         }
     }
+    if (core->timing) { /* timed: the interpreter runs the block, or the model times the engine's */
+        timing_drain(core);
+        if (core->isa.interpret && isa_run_block(uc, core, address, size))
+            return;
+    }
     turn->current_address = address;
     turn->current_size = size;
     uint64_t count = instructions(core, address, size);
@@ -83,6 +89,8 @@ void count_block(void *uc, uint64_t address, uint32_t size, Core *core) {
         turn->remaining -= count;
     }
     turn->cycles += count;
+    if (core->timing)
+        timing_block(core, address, size);
     if (core->profile.on)
         profile_block(core, address, size, count);
 }

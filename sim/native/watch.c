@@ -514,6 +514,8 @@ uint64_t uncached_device_read(void *uc, uint64_t offset, unsigned size, void *da
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
     access_took(w->core, LEVEL_UNCACHED, 0);
+    if (w->core && w->core->timing)
+        timing_uncached(w->core, r->base + offset);
     uint64_t value = 0;
     for (unsigned i = 0; i < size && i < 8; i++)
         value |= (uint64_t)dram_byte(r, offset + i) << (8 * i);
@@ -529,6 +531,8 @@ void uncached_device_write(void *uc, uint64_t offset, unsigned size, uint64_t va
         start_uncached(r, w->core, uc);
     r->uncached_seen = 1;
     access_took(w->core, LEVEL_UNCACHED, 0);
+    if (w->core && w->core->timing)
+        timing_uncached(w->core, r->base + offset);
     uint8_t bytes[8];
     __builtin_memcpy(bytes, &value, 8);
     reservations_stored(w->core->reservations, w->core->engine.core, r->base + offset, size < 8 ? size : 8);

@@ -35,7 +35,7 @@ def test_program_prints_the_lessons_output():
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
     assert_page_shows(text, LESSON / "program.py", FACTOR, output=EXPECTED)
-    assert text.startswith("Part 5. X280 threads · lesson 34 (lessons 32 to 45)\n\n# 34. Words in, words out\n")
+    assert text.startswith("Part 5. X280 threads · lesson 34 (lessons 32 to 46)\n\n# 34. Words in, words out\n")
 
 
 def split(numbers):

@@ -42,7 +42,7 @@ def test_program_prints_the_lessons_output():
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
     assert_page_shows(text, LESSON / "program.py", SQUARES, output=EXPECTED)
-    assert text.startswith("Part 5. X280 threads · lesson 36 (lessons 32 to 45)\n\n# 36. Twelve cores\n")
+    assert text.startswith("Part 5. X280 threads · lesson 36 (lessons 32 to 46)\n\n# 36. Twelve cores\n")
 
 
 def run_lesson(source=SQUARES, **session):

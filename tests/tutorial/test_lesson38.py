@@ -110,7 +110,7 @@ def test_program_prints_the_lessons_output():
 
 def test_lesson_page_shows_the_program_and_the_output():
     text = page()
-    assert text.startswith("Part 5. X280 threads · lesson 38 (lessons 32 to 45)\n\n# 38. When the flush is missing\n")
+    assert text.startswith("Part 5. X280 threads · lesson 38 (lessons 32 to 46)\n\n# 38. When the flush is missing\n")
     assert_page_shows(text, LESSON / "program.py", NO_FLUSH, output=EXPECTED)
     for name in ("writer", "reader", "compute"):
         assert "void kernel_main() {}" in (LESSON / "kernels" / f"{name}.cpp").read_text()

@@ -84,7 +84,7 @@ def test_the_output_is_the_same_wherever_the_lesson_is(tmp_path):
 def test_lesson_page_shows_the_program_the_threads_and_the_output():
     text = page()
     assert text.startswith(
-        "Part 5. X280 threads · lesson 39 (lessons 32 to 45)\n\n# 39. An invalidate drops writes\n"
+        "Part 5. X280 threads · lesson 39 (lessons 32 to 46)\n\n# 39. An invalidate drops writes\n"
     )
     assert_page_shows(text, LESSON / "program.py", WRONG, FIXED)
     assert "\n```\n" + EXPECTED.strip() + "\n```\n" in text

@@ -26,7 +26,7 @@ def test_the_program_prints_what_the_lesson_shows():
     done = run_program(LESSON)
     assert done.stdout == EXPECTED
     assert_page_shows(page(), LESSON / "program.py", THREAD, output=done.stdout)
-    assert page().startswith("Part 5. X280 threads · lesson 42 (lessons 32 to 45)\n\n# 42. The C library\n")
+    assert page().startswith("Part 5. X280 threads · lesson 42 (lessons 32 to 46)\n\n# 42. The C library\n")
 
 
 def _program(source=THREAD, samples=SAMPLES, **thread):

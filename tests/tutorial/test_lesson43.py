@@ -32,7 +32,7 @@ def test_the_program_prints_what_the_lesson_shows():
     assert done.stdout == EXPECTED
     assert_page_shows(page(), LESSON / "program.py", FIRMWARE, FORGOT, output=done.stdout)
     assert page().startswith(
-        "Part 5. X280 threads · lesson 43 (lessons 32 to 45)\n\n# 43. Flushing the way the firmware does\n"
+        "Part 5. X280 threads · lesson 43 (lessons 32 to 46)\n\n# 43. Flushing the way the firmware does\n"
     )
 
 

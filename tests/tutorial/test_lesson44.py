@@ -35,7 +35,7 @@ def test_the_program_prints_what_the_lesson_shows():
     page = PAGE.read_text()
     assert_page_shows(page, LESSON / "program.py", LESSON / "thread" / "append.c",
                       LESSON / "thread" / "append_fixed.c", output=done.stdout)
-    assert page.startswith("Part 5. X280 threads · lesson 44 (lessons 32 to 45)\n\n# 44. Finding a race\n")
+    assert page.startswith("Part 5. X280 threads · lesson 44 (lessons 32 to 46)\n\n# 44. Finding a race\n")
 
 
 def test_the_default_schedule_alone_shows_nothing_and_random_turns_find_it_less_often():

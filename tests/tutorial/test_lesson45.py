@@ -74,7 +74,7 @@ def test_program_prints_the_lessons_output():
 
 def test_lesson_page_shows_the_program_and_the_output():
     text = PAGE.read_text()
-    assert text.startswith("Part 5. X280 threads · lesson 45 (lessons 32 to 45)\n\n# 45. The Tensix side\n")
+    assert text.startswith("Part 5. X280 threads · lesson 45 (lessons 32 to 46)\n\n# 45. The Tensix side\n")
     assert_page_shows(text, LESSON / "program.py", DOUBLE, output=EXPECTED)
     for name in ("writer", "reader", "compute"):
         assert "void kernel_main() {}" in (LESSON / "kernels" / f"{name}.cpp").read_text()

@@ -1,0 +1,84 @@
+"""The timing model's state, a cluster's and each core's (sim/native/timing.c runs it):
+Python allocates it, points it at the parameter table, and reads what it counted."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..native import hooks
+from . import x280
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    """A session's timing mode: the model's name, the clock in MHz, and parameters changed
+    from the model's table (bench/ and the tests try other values)."""
+
+    model: str = "x280"
+    clock_mhz: float = x280.CLOCK_MHZ
+    overrides: tuple[tuple[str, int], ...] = ()
+
+
+class ClusterTiming:
+    """A cluster's part of the model: its tile's tags (sim/native/tile.c: the same caches
+    as the card-size cache, for time only) and the uncached alias's readers. SEED seeds the
+    tile's choice of what to evict."""
+
+    def __init__(self, options: TimingOptions, seed: int = 0) -> None:
+        self.options = options
+        self.table = x280.table(dict(options.overrides))
+        self.shared = hooks.TimingTile()
+        self.shared.tile.random = ((int(seed) * 0x9E37_79B9_7F4A_7C15) ^ 0x2545_F491_4F6C_DD1D) % 2**64 or 1
+        self.cores: list[CoreTiming] = []
+
+    def core(self, hart: int) -> "CoreTiming":
+        timing = CoreTiming(self, hart)
+        self.cores.append(timing)
+        return timing
+
+    def cycles_of_ns(self, name: str) -> int:
+        """The parameter NAME (nanoseconds) in cycles at the session's clock."""
+        return round(int(self.table[x280.names().index(name)]) * self.options.clock_mhz / 1000)
+
+    def invalidated(self, address: int, size: int) -> None:
+        """Region bytes left the tile (an invalidate Python answered): the next access misses."""
+        if self.cores:
+            hooks.library().timing_invalidated(self.cores[0].address, address, size)
+
+
+class CoreTiming:
+    """A core's clock and where its cycles went (hooks.h, Timing)."""
+
+    def __init__(self, cluster: ClusterTiming, hart: int) -> None:
+        library = hooks.library()
+        if library.timing_head_size() != ctypes.sizeof(hooks.TimingHead):
+            raise RuntimeError("hooks.py's TimingHead and sim/native/hooks.h's Timing disagree")
+        self.cluster = cluster
+        self._memory = np.zeros(library.timing_size(), np.uint8)
+        self.address = self._memory.ctypes.data
+        self.head = hooks.TimingHead.from_address(self.address)
+        self.head.on = 1
+        self.head.param = cluster.table.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32))
+        self.head.shared = ctypes.addressof(cluster.shared)
+        self.head.hart = hart
+
+    @property
+    def cycles(self) -> int:
+        return int(self.head.now)
+
+    @property
+    def instructions(self) -> int:
+        return int(self.head.instructions)
+
+    def went(self) -> dict[str, int]:
+        return {name: int(self.head.went[i]) for i, name in enumerate(hooks.WENT)}
+
+    def counts(self) -> dict[str, int]:
+        h = self.head
+        return {"branches": int(h.branches), "mispredicts": int(h.mispredicts), "scalar loads": int(h.loads),
+                "L1D hits": int(h.misses[1]), "L2 hits": int(h.misses[2]), "L3 hits": int(h.misses[3]),
+                "DRAM lines": int(h.misses[0]), "vector instructions": int(h.vector_ops),
+                "engine blocks": int(h.engine_blocks), "engine instructions": int(h.engine_instructions)}

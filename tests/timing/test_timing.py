@@ -1,0 +1,96 @@
+"""The timing mode (km.Session(timing="x280"); sim/native/timing.c, docs/timing.md): a
+core's clock in modelled cycles, the same results as the default mode, the same cycles
+every run, and the chip's figures the model was built from (bench/timing.py prints them
+all beside the chip's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import komorebi as km
+from komorebi.sim.timing import x280
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "timing"
+BYTES = 303_872
+PATHS = {"L3 vector": 0, "L3 scalar": 1, "DRAM vector": 2, "uncached vector": 3, "chase": 4}
+
+
+def _copy(path: str, harts: int = 1, quantum: int = 2000, **session) -> list[int]:
+    p = km.Program("timing", kernels=BENCH / "kernels")
+    n = BYTES * 4
+    p.thread(cluster=1, sources=[BENCH / "copy.c"], cores=4,
+             words=[PATHS[path], harts, BYTES if path != "chase" else 4000],
+             regions={"from": np.arange(n // 8, dtype=np.uint64), "to": n})
+    with km.Session(timing="x280", quantum=quantum, **session) as s:
+        run = s.load(p)
+        result = run.thread_result(timeout=600)
+        run.stop()
+    words = [int(w) for w in result.words]
+    return [words[2 * i] | words[2 * i + 1] << 32 for i in range(max(harts, 1))]
+
+
+def _alu(timing, iterations=20_000):
+    p = km.Program("alu", kernels=BENCH / "kernels")
+    p.thread(cluster=1, sources=[BENCH / "alu.c"], words=[iterations, 1])
+    with km.Session(timing=timing) as s:
+        run = s.load(p)
+        result = run.thread_result(timeout=600)
+        run.stop()
+    return [int(w) for w in result.words[:2]]
+
+
+def test_the_results_are_the_default_modes_and_the_cycles_are_the_models():
+    default, timed = _alu(None), _alu("x280")
+    assert timed[0] == default[0]  # (the sum: the same instructions ran)
+    assert timed[1] != default[1]  # the default counts instructions; the model, cycles
+    assert _alu("x280") == timed  # the same every run
+
+
+def test_a_pointer_chase_through_the_l1d_takes_three_cycles_a_load():
+    # the U74's L1D load-to-load (the X280's scalar pipeline), LLVM's load latency 3
+    cycles = _copy("chase")[0]
+    assert cycles == pytest.approx(3 * 4000, rel=0.01)
+
+
+def test_an_uncached_copy_from_one_hart_is_near_the_chips_and_four_harts_crowd_it():
+    one = _copy("uncached vector", 1)[0] / (x280.CLOCK_MHZ * 1e3)  # ms
+    assert one == pytest.approx(0.059, rel=0.25)  # tt-metal tools/l2cpu: 0.059 ms
+    four = max(_copy("uncached vector", 4, quantum=100)) / (x280.CLOCK_MHZ * 1e3)
+    assert 1.1 * 0.75 <= four <= 1.7 * 1.25  # the chip: 1.1 to 1.7 ms each, a ~20x collapse
+    assert four > 10 * one
+
+
+def test_a_copy_from_dram_is_slower_than_from_the_l3():
+    l3, dram = _copy("L3 vector")[0], _copy("DRAM vector")[0]
+    assert dram > 10 * l3
+
+
+def test_bad_timing_options_are_clear_errors():
+    with pytest.raises(ValueError, match="timing must be one of 'x280'"):
+        km.Session(timing="u74")
+    with pytest.raises(TypeError, match="timing must be a str"):
+        km.Session(timing=1)
+    with pytest.raises(ValueError, match="clock_mhz must be 1 to 10,000 MHz"):
+        km.Session(timing="x280", clock_mhz=0)
+    with pytest.raises(ValueError, match="give timing='x280' with it"):
+        km.Session(clock_mhz=1000)
+    with pytest.raises(TypeError, match="clock_mhz must be a number"):
+        km.Session(timing="x280", clock_mhz="fast")
+
+
+def test_the_parameter_table_is_timing_defs_and_each_says_its_source():
+    names = x280.names()
+    assert names == list(x280.PARAMETERS)
+    for name, parameter in x280.PARAMETERS.items():
+        assert parameter.kind in "DUMI" and parameter.source, name
+    with pytest.raises(ValueError, match="no timing parameter 'nope'"):
+        x280.table({"nope": 1})
+
+
+def test_docs_timing_md_lists_every_parameter_with_its_value():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "timing.md").read_text()
+    for name, parameter in x280.PARAMETERS.items():
+        assert f"| `{name}` | {parameter.value} |" in text, name
