@@ -10,9 +10,10 @@ was measured at, beside the model's, and their ratio.
   and Zbb; sbc-bench on a JH7110), when CoreMark's sources are given (bench/coremark/).
 
 The NoC-window rows of the table (another bank's DRAM) are left out: a komorebi thread
-reaches its own bank only. Wall-clock speed of the timing mode is bench/timing.py --speed.
+reaches its own bank only. The timing mode's own speed, against the default mode's: --speed
+(a scalar loop) and --vector (bench/vector.py's kernels).
 
-    python bench/timing.py [--coremark DIR] [--speed]
+    python bench/timing.py [--coremark DIR] [--speed] [--vector] [--set NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import komorebi as km  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "timing"
+TENSIX = Path(__file__).resolve().parent / "kernels" / "tensix"  # (the program's empty folder of Tensix kernels)
 BYTES = 303_872
 CLOCK_MHZ = 1750
 PATHS = {"L3 vector": 0, "L3 scalar": 1, "DRAM vector": 2, "uncached vector": 3, "chase": 4}
@@ -48,10 +50,16 @@ CHIP = [
 ]
 
 
+def tensix() -> Path:
+    """The programs' (empty) folder of Tensix kernels, made if a fresh clone lacks it."""
+    TENSIX.mkdir(exist_ok=True)
+    return TENSIX
+
+
 def copy_run(path: str, harts: int, parameters: dict | None = None, timing: str | None = "x280",
              quantum: int = 2000) -> tuple[list[int], float]:
     """The copy kernel's cycles for each copying hart, and the run's wall time (s)."""
-    p = km.Program("timing", kernels=HERE / "kernels")
+    p = km.Program("timing", kernels=tensix())
     n = BYTES * 4
     p.thread(cluster=1, sources=[HERE / "copy.c"], cores=4, words=[PATHS[path], harts, BYTES if path != "chase" else 400_000],
              regions={"from": np.arange(n // 8, dtype=np.uint64), "to": n})
@@ -86,7 +94,7 @@ def speed(iterations: int = 10_000_000, repeat: int = 3) -> dict:
     instructions = 0
     for _ in range(repeat):
         for timing in (None, "x280"):
-            p = km.Program("speed", kernels=HERE / "kernels")
+            p = km.Program("speed", kernels=tensix())
             p.thread(cluster=1, sources=[HERE / "alu.c"], words=[iterations, 0])
             with km.Session(timing=timing) as session:
                 start = time.perf_counter()
@@ -127,6 +135,38 @@ def coremark_rows(source: str, iterations: int = 300) -> list[dict]:
     return rows
 
 
+def vector_speed(names=("stream", "saxpy", "dot", "matmul", "bytecopy"), repeat: int = 2) -> dict:
+    """bench/vector.py's kernels (the card's build, full size), timed between the thread's
+    two submits as vector.py times them: the default mode against the timing mode, best of
+    REPEAT, interleaved in one process. The target: the timing mode at least 1/4 of the
+    default's speed (a time ratio of at most 4; moonshot 2)."""
+    from bench import vector, vs_qemu
+
+    kernels = {k.name: k for k in vector.kernels(False)}
+
+    def timed(program, timing):
+        with km.Session(timing=timing) as session:
+            run = session.load(program)
+            run.thread_result(timeout=600)  # the kernel begins
+            start = time.perf_counter()
+            run.thread_result(timeout=600)  # it is done
+            seconds = time.perf_counter() - start
+            run.thread_result(timeout=600)
+            run.stop()
+        return seconds
+
+    out = {}
+    for name in names:
+        program = vs_qemu.sim_program(kernels[name], vs_qemu.SIM_TIMED)
+        best = {"default": float("inf"), "timing": float("inf")}
+        for _ in range(repeat):
+            for mode, timing in (("default", None), ("timing", "x280")):
+                best[mode] = min(best[mode], timed(program, timing))
+        out[name] = {"default ms": round(best["default"] * 1000, 1), "timing ms": round(best["timing"] * 1000, 1),
+                     "timing / default": round(best["timing"] / best["default"], 2)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--coremark", default=os.environ.get("KMX_COREMARK"),
@@ -134,9 +174,14 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="change a parameter of the model's table (sim/timing/x280.py)")
     parser.add_argument("--speed", action="store_true", help="the timing mode's speed against the default mode's")
+    parser.add_argument("--vector", action="store_true",
+                        help="the same on bench/vector.py's kernels (the card's build)")
     args = parser.parse_args()
     if args.speed:
         print(json.dumps(speed()))
+        return
+    if args.vector:
+        print(json.dumps(vector_speed()))
         return
     parameters = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
     rows = calibration(parameters)

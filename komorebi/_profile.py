@@ -36,23 +36,33 @@ class Profile:
     def lines(self) -> list[LineCount]:
         """Every core's counts, summed by line, most first."""
         total: dict[tuple, int] = defaultdict(int)
+        cycles: dict[tuple, int] = defaultdict(int)
         names: dict[tuple, str] = {}
         for core in self.cores:
             for line in core.lines:
                 key = (line.file, line.line) if line.file else (None, 0, line.function)
                 total[key] += line.instructions
+                cycles[key] += line.cycles
                 names[key] = line.function
-        out = [LineCount(key[0], key[1], names[key], count) for key, count in total.items()]
-        return sorted(out, key=lambda c: -c.instructions)
+        out = [LineCount(key[0], key[1], names[key], count, cycles[key]) for key, count in total.items()]
+        return sorted(out, key=lambda c: (-c.cycles, -c.instructions))
 
     def table(self, top: int = 10) -> str:
         """The TOP lines and functions of each core, and the cache's events by line."""
         out = []
         for core in self.cores:
             total = max(core.instructions, 1)
-            out.append(f"cluster {core.cluster} core {core.core}: {core.instructions:,} instructions")
-            out.append(f"  {'instructions':>14}  {'share':>6}  line")
-            for line in core.lines[:top]:
+            if core.cycles:  # (timed: the lines by cycles, the ones that cost first)
+                out.append(f"cluster {core.cluster} core {core.core}: {core.instructions:,} instructions, "
+                           f"{core.cycles:,} cycles")
+                out.append(f"  {'cycles':>14}  {'share':>6}  {'instructions':>14}  line")
+                for line in core.lines[:top]:
+                    out.append(f"  {line.cycles:>14,}  {100 * line.cycles / core.cycles:>5.1f}%  "
+                               f"{line.instructions:>14,}  {line.where}" + (f" ({line.function})" if line.file else ""))
+            else:
+                out.append(f"cluster {core.cluster} core {core.core}: {core.instructions:,} instructions")
+                out.append(f"  {'instructions':>14}  {'share':>6}  line")
+            for line in core.lines[:top] if not core.cycles else ():
                 out.append(f"  {line.instructions:>14,}  {100 * line.instructions / total:>5.1f}%  {line.where}"
                            + (f" ({line.function})" if line.file else ""))
             out.append(f"  {'own':>14}  {'with callees':>14}  {'calls':>8}  function")

@@ -353,13 +353,15 @@ class CoreTiming:
 
 @dataclass(frozen=True)
 class LineCount:
-    """Instructions one core ran at one source line. FILE is None for the C library's
-    code, which has no source lines here: then FUNCTION names it."""
+    """Instructions one core ran at one source line, and with the timing model the cycles
+    they took (0 without it). FILE is None for the C library's code, which has no source
+    lines here: then FUNCTION names it."""
 
     file: str | None
     line: int
     function: str
     instructions: int
+    cycles: int = 0
 
     @property
     def where(self) -> str:
@@ -411,3 +413,4 @@ class CoreProfile:
     functions: tuple[FunctionCount, ...]
     stacks: tuple[tuple[tuple[str, ...], int], ...]
     dropped: int = 0  # blocks or calls the simulator's tables had no room for (counted in their caller)
+    cycles: int = 0  # the timing model's cycles in all (km.Session(timing=...); 0 without it)

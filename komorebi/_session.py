@@ -278,7 +278,11 @@ class Run:
     def __repr__(self) -> str:
         clusters = ", ".join(str(c) for c in sorted(self.threads))
         plural = "s" if len(self.threads) != 1 else ""
-        return f"<Run: thread{plural} on cluster{plural} {clusters}, {'stopped' if self.stopped else 'running'}>"
+        timed = ""
+        if self.timed:  # (the slowest core's modelled time)
+            slowest = max(self.timing(), key=lambda core: core.cycles)
+            timed = f", {slowest.cycles:,} cycles ({slowest.microseconds:,.1f} us) on its slowest core"
+        return f"<Run: thread{plural} on cluster{plural} {clusters}, {'stopped' if self.stopped else 'running'}{timed}>"
 
     @property
     def stopped(self) -> bool:
@@ -344,6 +348,11 @@ class Run:
         caches, a km.CacheCounts per region, cluster by cluster (complete once the run has
         stopped). [] with the unbounded cache, which has no levels to count."""
         return self._loaded.machine.cache_counts()
+
+    @property
+    def timed(self) -> bool:
+        """Whether the run has the timing model (km.Session(timing="x280")): run.timing() answers."""
+        return self._session.timing is not None
 
     def timing(self) -> list[CoreTiming]:
         """With km.Session(timing="x280"): each core's modelled time, a km.CoreTiming per
@@ -484,7 +493,8 @@ class Session:
         the program's first thread at kmx_main and waits for gdb to attach (docs/debugging.md).
         PROFILE: count every core's instructions by source line, function and call stack,
         for Run.profile(). TRACE: a file to write each run's timeline into when it stops,
-        as a Chrome trace (Perfetto, chrome://tracing; time in instructions); a second
+        as a Chrome trace (Perfetto, chrome://tracing; time in instructions, or with TIMING
+        each core's modelled clock in microseconds); a second
         run of the session writes PATH with "-2" before its suffix, and so on. SCHEDULE
         (a km.Schedule, instead of QUANTUM and SCHEDULE_SEED): how the cores take turns,
         e.g. a schedule km.explore found failing; it replays bit for bit. Under a

@@ -16,7 +16,7 @@ has komorebi-sim installed has it (docs/your-project.md):
 - `--km-artifacts=DIR`: where a failing test's story is saved, in a folder named after
   the test (its id as a file name, cut, and a short hash of the whole id): each thread's
   output and, for a thread that faulted, its fault with its backtrace; the findings,
-  `cache_report()` and the cache map (SVG). The default is `km-artifacts` under pytest's temporary folder (`--basetemp`).
+  `cache_report()`, the cache map (SVG), and with the timing model each core's time. The default is `km-artifacts` under pytest's temporary folder (`--basetemp`).
 - `--km-progress`: print the simulator's progress lines (a long build's start and end,
   sim.build.toolchain), which the plugin otherwise keeps quiet (KMX_PROGRESS=0, unless
   KMX_PROGRESS is set).
@@ -36,7 +36,7 @@ import pytest
 import komorebi as km
 
 MARKER = "komorebi"
-_MARKER_ARGUMENTS = ("coherence", "schedule_seed", "quantum", "output_limit")
+_MARKER_ARGUMENTS = ("coherence", "schedule_seed", "quantum", "output_limit", "timing", "clock_mhz")
 _FINDINGS = ("warn", "error")
 _SESSION = pytest.StashKey["_Recorder"]()
 NAME_CUT = 191  # the readable part of an artifacts folder's name: with its hash, 200 characters
@@ -60,7 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(coherence=None, schedule_seed=None, quantum=None, output_limit=None): "
+        f"{MARKER}(coherence=None, schedule_seed=None, quantum=None, output_limit=None, timing=None, clock_mhz=None): "
         "the km.Session arguments of the test's km_session fixture",
     )
     import pluggy
@@ -215,6 +215,8 @@ def _save_artifacts(item: pytest.Item, recorder: _Recorder, findings: list[km.Fi
             if thread.fault is not None:  # (a thread that did not fault has no fault file)
                 (folder / f"{name}-cluster{cluster}-fault.txt").write_text(f"{thread.fault}\n")
             (folder / f"{name}-cluster{cluster}-output.txt").write_text(thread.output)
+        if run.timed:  # (km.Session(timing=...): each core's modelled time)
+            (folder / f"{name}-timing.txt").write_text("".join(f"{core}\n" for core in run.timing()))
     return folder
 
 

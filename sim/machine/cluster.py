@@ -252,7 +252,8 @@ class Cluster:
         # The profile (km.Session(profile=True)): the cores' counts, sim/observe/profile.py
         self.profile = ThreadProfile(self.cores, self.explainer) if config.profiled else None
         # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/observe/timeline.py)
-        self.timeline = Timeline(number, cores) if config.traced else None
+        self.timeline = (Timeline(number, cores, config.timing.clock_mhz if config.timing is not None else None)
+                         if config.traced else None)
         # Who hears of the thread's turns, calls, findings and end (sim/observe/observers.py)
         self.observers = Observers(*(o for o in (self.story, self.profile, self.timeline) if o is not None),
                                    regions=self.regions)

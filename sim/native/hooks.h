@@ -82,6 +82,7 @@ typedef struct {
     uint64_t l1[TILE_HARTS][TILE_L1_SETS][TILE_L1_WAYS]; /* a line's address over 64, plus one */
     uint64_t l2[TILE_HARTS][TILE_L2_SETS][TILE_L2_WAYS];
     uint64_t l3[TILE_L3_SETS][TILE_L3_WAYS];
+    uint64_t harts_seen;  /* a bit a hart: it has accessed a line (a store need not look in the others) */
 } Tile;
 int tile_access(Tile *t, int hart, uint64_t line, int write);
 void tile_remove(Tile *t, uint64_t line, int hart);
@@ -347,6 +348,13 @@ typedef struct { /* the profile of the core's run (profile.c, sim/observe/profil
     uint64_t *cache_runs;
     int64_t cache_capacity, caches;
     uint64_t dropped;      /* what a full table had no room for */
+    /* timed (timing.c): the cycles of each block and instruction above, and where the
+     * clock was at the last of them (profile_pc and profile_block charge the cycles since) */
+    uint64_t *block_cycles;
+    uint64_t *pc_cycles;
+    uint64_t last_now;
+    int64_t last_slot;     /* the slot the last cycles went to (-1: none), */
+    int64_t last_block;    /* in block_cycles (1) or pc_cycles (0) */
 } Profile;
 
 /* The pages of the thread's code the loader changed (code.c): the Zba and Zbb it rewrote
@@ -438,6 +446,7 @@ typedef struct {
     uint64_t uncached_line;    /* and the last line, plus one */
     uint64_t queued;           /* vector instructions queued so far */
     uint64_t vset_ready;       /* the last vsetvli's vtype and vl reach the vector unit */
+    uint64_t last_cost;        /* the cycles the last instruction or block timed took (profile.c) */
     uint64_t mark_now, mark_instructions; /* the clock and count as its last turn began (sched.c) */
     uint64_t queue_last;       /* the cycle the last left it */
     uint8_t bht[TIMING_BHT_MAX]; /* two-bit counters */

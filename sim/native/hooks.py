@@ -277,6 +277,7 @@ class Tile(ctypes.Structure):
         ("l1", ctypes.c_uint64 * (TILE_HARTS * TILE_L1[0] * TILE_L1[1])),
         ("l2", ctypes.c_uint64 * (TILE_HARTS * TILE_L2[0] * TILE_L2[1])),
         ("l3", ctypes.c_uint64 * (TILE_L3[0] * TILE_L3[1])),
+        ("harts_seen", ctypes.c_uint64),
     ]
 
 
@@ -422,6 +423,8 @@ class Profile(ctypes.Structure):
         ("last_kind", ctypes.c_int64), ("last_end", ctypes.c_uint64),
         ("cache_keys", _u64), ("cache_runs", _u64), ("cache_capacity", ctypes.c_int64), ("caches", ctypes.c_int64),
         ("dropped", ctypes.c_uint64),
+        ("block_cycles", _u64), ("pc_cycles", _u64), ("last_now", ctypes.c_uint64),
+        ("last_slot", ctypes.c_int64), ("last_block", ctypes.c_int64),
     ]
 
 

@@ -160,6 +160,24 @@ void profile_enter(Core *core, uint64_t address) {
     }
 }
 
+/* Timed: the cycles since the profile's last charge, less the last instruction's or
+ * block's own (LAST_COST, which goes to SLOT), went to the one charged before it (a kmx
+ * call's, a barrier's wait, made while it ran). */
+static void charge(Core *core, int64_t slot, int block) {
+    Profile *p = &core->profile;
+    Timing *t = core->timing;
+    if (!t || !p->pc_cycles)
+        return;
+    uint64_t since = t->now - p->last_now, own = t->last_cost <= since ? t->last_cost : since;
+    if (p->last_slot >= 0)
+        (p->last_block ? p->block_cycles : p->pc_cycles)[p->last_slot] += since - own;
+    if (slot >= 0)
+        (block ? p->block_cycles : p->pc_cycles)[slot] += own;
+    p->last_now = t->now;
+    p->last_slot = slot;
+    p->last_block = block;
+}
+
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) {
     Profile *p = &core->profile;
     profile_enter(core, address);
@@ -174,6 +192,7 @@ void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) 
                 p->last_kind = block_kind(core, address, size);
                 p->last_end = address + size;
                 p->node_self[top(p)] += count;
+                charge(core, -1, 1);
                 return;
             }
             p->block_keys[slot] = key;
@@ -183,6 +202,7 @@ void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) 
         }
     }
     p->block_runs[slot]++;
+    charge(core, (int64_t)slot, 1);
     p->node_self[top(p)] += count;
     p->last_kind = p->block_kinds[slot];
     p->last_end = address + size;
@@ -199,6 +219,7 @@ void profile_pc(Core *core, uint64_t pc) {
             if (p->pcs * 2 >= p->pc_capacity) {
                 p->dropped++;
                 p->node_self[top(p)]++;
+                charge(core, -1, 0);
                 return;
             }
             p->pc_keys[slot] = pc;
@@ -207,6 +228,7 @@ void profile_pc(Core *core, uint64_t pc) {
         }
     }
     p->pc_runs[slot]++;
+    charge(core, (int64_t)slot, 0);
     p->node_self[top(p)]++;
     p->last_kind = OTHER; /* (the interpreter stops before calls and returns) */
 }

@@ -59,9 +59,10 @@ static void leave_hart(Tile *t, int hart, uint64_t tag, int l2) {
 int tile_access(Tile *t, int hart, uint64_t line, int write) {
     uint64_t tag = line + 1;
     t->evicted = 0;
-    if (write)
+    t->harts_seen |= 1ull << hart;
+    if (write && (t->harts_seen & ~(1ull << hart))) /* (a hart that never accessed one holds none) */
         for (int h = 0; h < TILE_HARTS; h++)
-            if (h != hart)
+            if (h != hart && (t->harts_seen >> h & 1))
                 leave_hart(t, h, tag, 1);
     uint64_t *l1 = t->l1[hart][line % TILE_L1_SETS];
     if (find(l1, TILE_L1_WAYS, tag) >= 0)
@@ -76,7 +77,8 @@ int tile_access(Tile *t, int hart, uint64_t line, int write) {
             int v = victim(t, l3, TILE_L3_WAYS);
             if (l3[v]) { /* it leaves the tile */
                 for (int h = 0; h < TILE_HARTS; h++)
-                    leave_hart(t, h, l3[v], 1);
+                    if (t->harts_seen >> h & 1)
+                        leave_hart(t, h, l3[v], 1);
                 t->evicted = l3[v];
             }
             l3[v] = tag;

@@ -672,8 +672,16 @@ static void settle(Timing *t, uint64_t pc) {
 }
 
 /* The interpreter ran D (isa.c), which went on at NEXT; A and B were its rs1 and rs2 before. */
+static void timing_step_of(Timing *t, Hart *h, const Decoded *d, uint64_t next, uint64_t a, uint64_t b);
+
 void timing_step(Hart *h, const Decoded *d, uint64_t next, uint64_t a, uint64_t b) {
     Timing *t = h->core->timing;
+    uint64_t before = t->now;
+    timing_step_of(t, h, d, next, a, b);
+    t->last_cost = t->now - before;
+}
+
+static void timing_step_of(Timing *t, Hart *h, const Decoded *d, uint64_t next, uint64_t a, uint64_t b) {
     if (__builtin_expect(t->pending_pc != 0, 0))
         settle(t, d->pc);
     Shape s = shape_of(d->insn);
@@ -718,6 +726,8 @@ void timing_drain(Core *core) {
  * where its accesses go). A branch or jump at its end is settled by the next block. */
 void timing_block(Core *core, uint64_t address, uint32_t size) {
     Timing *t = core->timing;
+    uint64_t before = t->now;
+    t->last_cost = 0;
     settle(t, address);
     timing_drain(core);
     Span *span = find_span(core, address);
@@ -753,6 +763,7 @@ void timing_block(Core *core, uint64_t address, uint32_t size) {
             step(t, &s, insn, pc, length, s.cls == TC_JAL ? pc + (uint64_t)(int64_t)0 : 0, 0, 0, 0, 0, 0);
         }
     }
+    t->last_cost = t->now - before;
 }
 
 /* What an access through the door for time (latency.c) took, as the timing model counts

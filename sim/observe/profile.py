@@ -57,6 +57,13 @@ class Tables:
         self.cache_runs = np.zeros(PCS, np.uint64)
         self.functions = functions
         native = core.native.profile
+        self.timed = core.timing is not None
+        if self.timed:  # (the timing model's cycles of each block and instruction: profile.c, charge)
+            self.block_cycles = np.zeros(BLOCKS * 2, np.uint64)
+            self.pc_cycles = np.zeros(PCS * 2, np.uint64)
+            native.block_cycles = self.block_cycles.ctypes.data_as(type(native.block_cycles))
+            native.pc_cycles = self.pc_cycles.ctypes.data_as(type(native.pc_cycles))
+            native.last_slot = -1
         for name in ("block_keys", "block_runs", "block_kinds", "pc_keys", "pc_runs", "node_parent", "node_function",
                      "node_self", "node_entered", "node_index", "stack_node", "stack_return", "functions",
                      "cache_keys", "cache_runs"):
@@ -87,19 +94,26 @@ class Tables:
             return f"{pc:#x}", pc
 
         runs: dict[int, int] = defaultdict(int)  # pc -> times it ran
+        cycles: dict[int, float] = defaultdict(float)  # pc -> the timing model's cycles at it
         used = self.block_keys != 0
-        for key, times in zip(self.block_keys[used].tolist(), self.block_runs[used].tolist()):
+        block_cycles = self.block_cycles[used].tolist() if self.timed else [0] * int(used.sum())
+        for key, times, took in zip(self.block_keys[used].tolist(), self.block_runs[used].tolist(), block_cycles):
             address, size = key & ((1 << 48) - 1), key >> 48
             if image.stubs.start <= address - base < image.stubs.end:
                 continue  # a stub's instructions count as none (the jump to it counted)
             code = explainer.memory.peek(address, size)
-            offset = 0
+            offset, pcs = 0, []
             while offset < size:
                 runs[address + offset] += times
+                pcs.append(address + offset)
                 offset += 4 if code[offset] & 3 == 3 else 2
+            for pc in pcs:  # (a block the engine ran: its cycles, split among its instructions)
+                cycles[pc] += took / len(pcs)
         used = self.pc_keys != 0
-        for pc, times in zip(self.pc_keys[used].tolist(), self.pc_runs[used].tolist()):
+        pc_cycles = self.pc_cycles[used].tolist() if self.timed else [0] * int(used.sum())
+        for pc, times, took in zip(self.pc_keys[used].tolist(), self.pc_runs[used].tolist(), pc_cycles):
             runs[pc] += times
+            cycles[pc] += took
         own_taken: dict[int, int] = defaultdict(int)  # node -> instructions counted that never ran
         for first, end, node in self._core.uncounted:  # (sim.hart.core.uncount_rest)
             code = explainer.memory.peek(first, end - first)
@@ -110,6 +124,7 @@ class Tables:
                 offset += 4 if code[offset] & 3 == 3 else 2
 
         lines: dict[tuple, int] = defaultdict(int)  # (file, line), or (None, 0, function) -> instructions
+        line_cycles: dict[tuple, float] = defaultdict(float)  # -> cycles (timed)
         where: dict[tuple, tuple[str | None, int, str]] = {}  # -> (file, line, function)
         first_line: dict[str, tuple[str | None, int]] = {}  # a function -> its first line (file, line; 0: unknown)
         own: dict[str, int] = defaultdict(int)  # instructions in it
@@ -124,6 +139,7 @@ class Tables:
             if key not in where:
                 where[key] = (source.file if source else None, source.line if source else 0, name)
             lines[key] += times
+            line_cycles[key] += cycles.get(pc, 0.0)
             if name not in first_line:
                 start = explainer.source_line(entry)
                 first_line[name] = (start.file if start else None, start.line if start else 0)
@@ -153,13 +169,14 @@ class Tables:
             if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
                 inclusive[names[n]] += node_inclusive[n]
         core = self._core
-        line_rows = [LineCount(*where[key], count) for key, count in lines.items()]
+        line_rows = [LineCount(*where[key], count, round(line_cycles[key])) for key, count in lines.items()]
         function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name])
                          for name, (file, line) in first_line.items()]
+        order = (lambda c: -c.cycles) if self.timed else (lambda c: -c.instructions)
         return CoreProfile(core.context.cluster, core.number, core.cycles,
-                           tuple(sorted(line_rows, key=lambda c: -c.instructions)),
+                           tuple(sorted(line_rows, key=order)),
                            tuple(sorted(function_rows, key=lambda f: (-f.own, -f.inclusive))), tuple(stacks),
-                           int(native.dropped))
+                           int(native.dropped), core.timing.cycles if self.timed else 0)
 
 
 def function_starts(explainer: "Explainer") -> np.ndarray:

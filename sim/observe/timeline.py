@@ -18,6 +18,11 @@ A Tensix stand-in (sim.noc.agent) has a track of its own ("agent NAME", after th
 an instant event for each noc call, at its Python line.
 
 Each cluster is a process of the trace (its own clock), each core a thread.
+
+With the timing model (km.Session(timing="x280")) time is each core's own clock instead,
+in microseconds at the session's clock: a core's turn is a slice from its clock as the turn
+began to its clock as it ended, so the cores' tracks overlap as the cores ran at once on
+the card, and a core that waited on DRAM shows it.
 """
 
 from __future__ import annotations
@@ -41,9 +46,10 @@ class Timeline(Observer):
     """One cluster's events: a listener of its probe points (sim.observe.observers; it hears
     every turn, each a slice)."""
 
-    def __init__(self, cluster: int, cores: int) -> None:
+    def __init__(self, cluster: int, cores: int, clock_mhz: float | None = None) -> None:
         self.cluster = cluster
         self.cores = cores
+        self.clock_mhz = clock_mhz  # timed: the cores' clocks are the time (cycles; written as us)
         self.agents: dict[int, str] = {}  # a Tensix stand-in's track -> its name
         self.clock = 0  # instructions the cluster's cores ran before the current turn
         # (name, category, phase, ts, core, dur or None, args or None): compact, a run may make many
@@ -55,10 +61,13 @@ class Timeline(Observer):
         self._findings: dict[tuple[int, str], dict[str, Any]] = {}  # a finding's key -> its event's args
 
     def now(self) -> int:
-        """The cluster's clock: in a turn, its start and what the core has run since."""
+        """The cluster's clock: in a turn, its start and what the core has run since (timed:
+        the running core's clock)."""
         if self._turn is None:
             return self.clock
         core, start, cycles = self._turn
+        if self.clock_mhz:
+            return core.clock
         return start + core.cycles - cycles
 
     def _add(self, name: str, category: str, phase: str, ts: int, core: int, dur: int | None = None,
@@ -71,21 +80,22 @@ class Timeline(Observer):
     # -- turns -----------------------------------------------------------------------------------
 
     def turn_starts(self, core: "Core") -> None:
-        self._turn = (core, self.clock, core.cycles)
+        start = core.clock if self.clock_mhz else self.clock
+        self._turn = (core, start, core.cycles)
         waited = self._waiting.pop(core.number, None)
         if waited is not None:
             name, ts, args = waited
-            self._add(name, "wait", "X", ts, core.number, self.clock - ts, args)
+            self._add(name, "wait", "X", ts, core.number, start - ts, args)
 
     def turn_ends(self, core: "Core") -> None:
         if self._turn is None:
             return
         _, start, cycles = self._turn
-        ran = core.cycles - cycles
+        ran = core.clock - start if self.clock_mhz else core.cycles - cycles
         self._turn = None
         if ran:
             self._add("turn", "turn", "X", start, core.number, ran)
-        self.clock = start + ran
+        self.clock = max(self.clock, start + ran) if self.clock_mhz else start + ran
 
     # -- what happened -----------------------------------------------------------------------------
 
@@ -160,13 +170,14 @@ class Timeline(Observer):
             self.events = [e for e in self.events if e[3] < self.stopped]
             self.events.append(("the trace stopped here", "trace", "i", self.stopped, 0, None,
                                 {"why": f"it keeps at most {TRACE_EVENTS:,} events a cluster"}))
+        scale = 1 / self.clock_mhz if self.clock_mhz else 1  # (timed: cycles to us)
         for name, category, phase, ts, core, dur, args in sorted(self.events, key=lambda e: (e[3], e[4])):
-            event = {"name": name, "cat": category, "ph": phase, "ts": ts, "pid": self.cluster, "tid": core,
-                     "args": args or {}}
+            event = {"name": name, "cat": category, "ph": phase, "ts": ts * scale if self.clock_mhz else ts,
+                     "pid": self.cluster, "tid": core, "args": args or {}}
             if phase == "i":
                 event["s"] = "t"  # (an instant on its thread's track)
             if dur is not None:
-                event["dur"] = dur
+                event["dur"] = dur * scale if self.clock_mhz else dur
             yield event
 
 
@@ -179,7 +190,9 @@ def write(path, timelines: list[Timeline]) -> None:
             for event in timeline.chrome_events():
                 out.write(("" if first else ",\n") + json.dumps(event, separators=(",", ":")))
                 first = False
-        other = {"clock": "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)",
+        timed = [t.clock_mhz for t in timelines if t.clock_mhz]
+        other = {"clock": (f"the timing model's: each core's own clock, in microseconds at {timed[0]:g} MHz" if timed else
+                           "instructions: each cluster's cores' instructions so far (a 'us' is one instruction)"),
                  "simulator": "komorebi-sim"}
         stopped = [f"cluster {t.cluster} from {t.stopped:,}" for t in timelines if t.stopped]
         if stopped:

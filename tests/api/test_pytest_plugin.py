@@ -311,3 +311,18 @@ def test_ids_that_differ_only_in_what_a_folder_name_cannot_hold_get_folders_of_t
         assert not faulted or "thread.c:6" in fault.read_text()
         assert folder.parent == artifacts and len(folder.name) <= 200
         assert folder.name.startswith("test_threads.py-test_ids-")  # (readable: the id, cut, then a hash)
+
+
+def test_a_timed_sessions_failure_saves_each_cores_time(project):
+    tester = project("""
+        @pytest.mark.komorebi(timing="x280", clock_mhz=1000)
+        def test_wrong_code(km_session):
+            assert (km_session.timing, km_session.clock_mhz) == ("x280", 1000.0)
+            assert finish(km_session.load(program(code=3))).code == 0
+    """)
+    basetemp = tester.path / "temporary"
+    result = tester.runpytest("-p", "no:cacheprovider", f"--basetemp={basetemp}")
+    result.assert_outcomes(failed=1)
+    saved = _only(basetemp / "km-artifacts", "test_threads.py-test_wrong_code-") / "run-timing.txt"
+    assert saved.read_text().startswith("cluster 0 core 0: ")
+    assert "us at 1000 MHz" in saved.read_text()

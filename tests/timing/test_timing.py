@@ -18,8 +18,14 @@ BYTES = 303_872
 PATHS = {"L3 vector": 0, "L3 scalar": 1, "DRAM vector": 2, "uncached vector": 3, "chase": 4}
 
 
+def _tensix() -> Path:
+    folder = BENCH.parent / "kernels" / "tensix"  # (the benchmarks' empty folder of Tensix kernels)
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def _copy(path: str, harts: int = 1, quantum: int = 2000, **session) -> list[int]:
-    p = km.Program("timing", kernels=BENCH / "kernels")
+    p = km.Program("timing", kernels=_tensix())
     n = BYTES * 4
     p.thread(cluster=1, sources=[BENCH / "copy.c"], cores=4,
              words=[PATHS[path], harts, BYTES if path != "chase" else 4000],
@@ -33,7 +39,7 @@ def _copy(path: str, harts: int = 1, quantum: int = 2000, **session) -> list[int
 
 
 def _alu(timing, iterations=20_000):
-    p = km.Program("alu", kernels=BENCH / "kernels")
+    p = km.Program("alu", kernels=_tensix())
     p.thread(cluster=1, sources=[BENCH / "alu.c"], words=[iterations, 1])
     with km.Session(timing=timing) as s:
         run = s.load(p)
@@ -94,3 +100,63 @@ def test_docs_timing_md_lists_every_parameter_with_its_value():
     text = (Path(__file__).resolve().parents[2] / "docs" / "timing.md").read_text()
     for name, parameter in x280.PARAMETERS.items():
         assert f"| `{name}` | {parameter.value} |" in text, name
+
+
+def test_the_profile_counts_each_lines_cycles_the_costliest_first():
+    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
+    p = km.Program("how_long", kernels=lesson / "kernels")
+    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 4],
+             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    profiles = {}
+    for timing in ("x280", None):
+        with km.Session(timing=timing, profile=True) as s:
+            run = s.load(p)
+            run.thread_result(timeout=60)
+            run.stop()
+        profiles[timing] = run.profile().core(0, cluster=1)
+    timed, plain = profiles["x280"], profiles[None]
+    top = timed.lines[0]
+    assert (Path(top.file).name, top.line) == ("copy.c", 9)  # the vle64's line: the crowded alias
+    assert top.cycles > 0.8 * timed.cycles
+    assert sum(line.cycles for line in timed.lines) == pytest.approx(timed.cycles, rel=0.02)
+    assert plain.cycles == 0 and all(line.cycles == 0 for line in plain.lines)
+    assert {(line.file, line.line): line.instructions for line in timed.lines} == {
+        (line.file, line.line): line.instructions for line in plain.lines}
+
+
+def test_the_trace_is_in_each_cores_modelled_microseconds(tmp_path):
+    import json
+
+    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
+    p = km.Program("how_long", kernels=lesson / "kernels")
+    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 4],
+             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    with km.Session(timing="x280", trace=tmp_path / "t.json") as s:
+        run = s.load(p)
+        run.thread_result(timeout=60)
+        run.stop()
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert "microseconds at 1750 MHz" in trace["otherData"]["clock"]
+    for timing in run.timing():
+        turns = [e for e in trace["traceEvents"] if e.get("name") == "turn" and e["tid"] == timing.core]
+        starts = sorted(e["ts"] for e in turns)
+        assert max(e["ts"] + e["dur"] for e in turns) == pytest.approx(timing.microseconds, abs=0.01)
+        assert starts == sorted(set(starts))  # (a core's turns follow one another)
+
+
+def test_a_seed_gives_the_same_cycles_every_run_and_its_schedule_replays_them():
+    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
+    p = km.Program("how_long", kernels=lesson / "kernels")
+    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 3],
+             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+
+    def cycles(**session):
+        with km.Session(timing="x280", **session) as s:
+            run = s.load(p)
+            result = run.thread_result(timeout=60)
+            run.stop()
+        return [int(w) for w in result.words[:3]], [t.cycles for t in run.timing()], run.schedule
+
+    first, again = cycles(schedule_seed=5), cycles(schedule_seed=5)
+    assert first[:2] == again[:2]
+    assert cycles(schedule=first[2])[:2] == first[:2]  # the recorded turns replay the same time

@@ -20,6 +20,7 @@ uncached, vector      12.8     219.9
 uncached, scalar     500.9     500.9
 uncached, vector, 1 hart: core 0 took 41,822 cycles (issue 6%, uncached 49%, flushes 39%)
 uncached, vector, 4 harts: core 0 took 404,172 cycles (uncached 94%)
+core 0's costliest line: copy.c:9, 376,119 cycles for 1,024 instructions
 """
 
 
