@@ -134,7 +134,7 @@ class Schedule:
         """Timed (sim.timing): the cores take turns by their clocks, the one furthest
         behind first (sim/native/sched.c); PARTICIPANTS by the group's index. A Tensix
         stand-in's clock is a cell of the schedule's, which each of its steps moves past the
-        slowest ready core's by a NoC call's cost (the timing table's noc_step_ns)."""
+        next ready participant's clock by a NoC call's cost (the timing table's noc_step_ns)."""
         timed = [p.timing for p in participants if getattr(p, "timing", None) is not None]
         if self.native is None or not timed:
             return

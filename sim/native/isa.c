@@ -753,6 +753,8 @@ uint64_t isa_finish_turn(void *uc, Core *core) {
 }
 
 LINE_ALIGNED void isa_trap(void *uc, uint32_t number, Core *core) {
+    if (core->timing) /* (the engine block's uncached accesses so far are its own, not the trapped instruction's) */
+        timing_drain(core);
     if (number == ECALL && core->timing)
         timing_call(core, 0);
     if (number == ECALL && core->calls && calls_answer(uc, core))
