@@ -122,6 +122,7 @@ class _Loaded:
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
         self.stopped = False
+        self.timed = False  # loaded with the timing model (Session.load sets it)
         self._stopping = threading.Lock()
         weakref.finalize(self, machine.abandon)
 
@@ -279,8 +280,9 @@ class Run:
         clusters = ", ".join(str(c) for c in sorted(self.threads))
         plural = "s" if len(self.threads) != 1 else ""
         timed = ""
-        if self.timed:  # (the slowest core's modelled time)
-            slowest = max(self.timing(), key=lambda core: core.cycles)
+        rows = getattr(self._loaded.machine, "timing", lambda: None)() if self.timed else None
+        if rows:  # (the slowest core's modelled time)
+            slowest = max(rows, key=lambda core: core.cycles)
             timed = f", {slowest.cycles:,} cycles ({slowest.microseconds:,.1f} us) on its slowest core"
         return f"<Run: thread{plural} on cluster{plural} {clusters}, {'stopped' if self.stopped else 'running'}{timed}>"
 
@@ -352,7 +354,7 @@ class Run:
     @property
     def timed(self) -> bool:
         """Whether the run has the timing model (km.Session(timing="x280")): run.timing() answers."""
-        return self._session.timing is not None
+        return self._loaded.timed
 
     def timing(self) -> list[CoreTiming]:
         """With km.Session(timing="x280"): each core's modelled time, a km.CoreTiming per
@@ -577,6 +579,7 @@ class Session:
         if machine.warnings:  # (a cache hit says again what the compiler said)
             warn_at_caller(CompileWarning(machine.warnings))
         loaded = _Loaded(machine)
+        loaded.timed = options.timing is not None  # (the run's own, whatever the session's attribute says later)
         run = Run(loaded, self)
         with self._lock:  # a close() from another Python thread stops what loads return
             if self.closed:

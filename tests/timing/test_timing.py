@@ -160,3 +160,14 @@ def test_a_seed_gives_the_same_cycles_every_run_and_its_schedule_replays_them():
     first, again = cycles(schedule_seed=5), cycles(schedule_seed=5)
     assert first[:2] == again[:2]
     assert cycles(schedule=first[2])[:2] == first[:2]  # the recorded turns replay the same time
+
+
+def test_a_runs_timing_is_its_loads_whatever_the_session_says_later():
+    p = km.Program("alu", kernels=_tensix())
+    p.thread(cluster=1, sources=[BENCH / "alu.c"], words=[1000, 1])
+    with km.Session(timing="x280") as s:
+        run = s.load(p)
+        run.thread_result(timeout=60)
+        run.stop()
+        s.timing = None
+        assert run.timed and "cycles" in repr(run) and run.timing()[0].cycles > 0
