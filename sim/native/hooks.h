@@ -456,11 +456,6 @@ typedef struct {
     uint64_t pending_pc;       /* the engine's last block ended in a branch or jump at this pc (0: none), */
     uint64_t pending_next;     /* whose fall-through is this, */
     uint32_t pending_insn;     /* and this the instruction */
-    uint32_t pending_length;
-    uint64_t access_address;   /* the interpreter's instruction's access (timing_access): its first byte, */
-    uint64_t access_end;       /* its end, */
-    int64_t access_kind;       /* ACCESS_LOADS / ACCESS_STORES, 0: none */
-    uint64_t div_a, div_b;     /* a divide's operands */
 } Timing;
 uint64_t timing_size(void);
 void timing_took(struct Core *core, int level, uint64_t lines);

@@ -269,7 +269,7 @@ static uint64_t beats(const Timing *t, uint64_t vtype, int widen) {
     int lmul = (int)(vtype & 7); /* 0..3: 1, 2, 4, 8; 5..7: 1/8, 1/4, 1/2 */
     uint64_t per_register = PARAM(t, vlen) / PARAM(t, dlen);
     if (lmul >= 4)
-        return widen ? per_register / 2 + 1 : 1 + 0 * per_register;
+        return widen ? per_register / 2 + 1 : 1;
     return (per_register << lmul) << widen;
 }
 
@@ -758,9 +758,8 @@ void timing_block(Core *core, uint64_t address, uint32_t size) {
             t->pending_pc = pc;
             t->pending_next = pc + length;
             t->pending_insn = insn;
-            t->pending_length = length;
         } else {
-            step(t, &s, insn, pc, length, s.cls == TC_JAL ? pc + (uint64_t)(int64_t)0 : 0, 0, 0, 0, 0, 0);
+            step(t, &s, insn, pc, length, s.cls == TC_JAL ? pc : 0, 0, 0, 0, 0, 0); /* (a call's return address to the stack) */
         }
     }
     t->last_cost = t->now - before;
