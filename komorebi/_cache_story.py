@@ -71,6 +71,7 @@ def story_data(story: CacheStory) -> dict:
             "cluster": step.cluster, "core": step.core, "what": step.what,
             "where": f"{step.file}:{step.line}" if step.file else "",
             "source": _source_text(step.file, step.line, sources), "detail": step.detail, "changed": changed,
+            "us": step.microseconds,
         })
     start = [_cells(p.states.astype(np.uint8), CELLS)[0].tolist() for p in story.start]
     legend = [{"state": int(s), "mark": mark, "colour": colour, "words": words, "mistake": s in MISTAKES}
@@ -202,13 +203,17 @@ function build() {
   const list = document.getElementById("steps");
   DATA.steps.forEach(function (step, i) {
     const item = document.createElement("li");
-    item.textContent = (DATA.clusters > 1 ? "cluster " + step.cluster + ", " : "") +
+    item.textContent = (when(step) ? when(step) + ": " : "") + (DATA.clusters > 1 ? "cluster " + step.cluster + ", " : "") +
       (step.core >= 0 ? "core " + step.core + ": " : "") + step.what +
       (step.where ? " (" + step.where.split("/").pop() + ")" : "");
     if (step.what.startsWith("finding") || step.what === "fault") item.className = "finding";
     item.onclick = function () { show(i + 1); };
     list.appendChild(item);
   });
+}
+
+function when(step) {  // a timed run's step: its modelled time ("": not timed)
+  return step.us === null || step.us === undefined ? "" : step.us.toFixed(3) + " \u00b5s";
 }
 
 function show(n) {
@@ -230,7 +235,7 @@ function show(n) {
     box.appendChild(what);
   } else {
     const step = DATA.steps[at - 1];
-    what.textContent = "step " + at + ": " + (step.core >= 0 ? "core " + step.core + " of " : "") +
+    what.textContent = "step " + at + (when(step) ? " at " + when(step) : "") + ": " + (step.core >= 0 ? "core " + step.core + " of " : "") +
       "cluster " + step.cluster + ": " + step.what;
     box.appendChild(what);
     if (step.where) {

@@ -65,9 +65,15 @@ class Profile:
             for line in core.lines[:top] if not core.cycles else ():
                 out.append(f"  {line.instructions:>14,}  {100 * line.instructions / total:>5.1f}%  {line.where}"
                            + (f" ({line.function})" if line.file else ""))
-            out.append(f"  {'own':>14}  {'with callees':>14}  {'calls':>8}  function")
-            for function in core.functions[:top]:
-                out.append(f"  {function.own:>14,}  {function.inclusive:>14,}  {function.calls:>8,}  {function.name}")
+            if core.cycles:  # (timed: the functions by cycles)
+                out.append(f"  {'own cycles':>14}  {'with callees':>14}  {'calls':>8}  function")
+                for function in core.functions[:top]:
+                    out.append(f"  {function.own_cycles:>14,}  {function.inclusive_cycles:>14,}  {function.calls:>8,}  "
+                               f"{function.name}")
+            else:
+                out.append(f"  {'own':>14}  {'with callees':>14}  {'calls':>8}  function")
+                for function in core.functions[:top]:
+                    out.append(f"  {function.own:>14,}  {function.inclusive:>14,}  {function.calls:>8,}  {function.name}")
             if core.dropped:
                 out.append(f"  ({core.dropped:,} blocks or calls did not fit the simulator's tables: they count with their caller)")
         if self.cache:
@@ -120,11 +126,12 @@ class Profile:
     def flamegraph(self, path: str | PathLike) -> Path:
         """Write the call stacks as collapsed stacks (Brendan Gregg's format, one
         `cluster N core M;caller;callee COUNT` a line, which flamegraph.pl and speedscope
-        read) into PATH; returns it."""
+        read) into PATH; returns it. COUNT is instructions, or with the timing model the
+        modelled cycles."""
         path = _checked(path, None, "flamegraph")
         out = []
         for core in self.cores:
-            for stack, count in core.stacks:
+            for stack, count in core.stack_cycles if core.cycles else core.stacks:
                 names = [f"cluster {core.cluster} core {core.core}", *stack]
                 out.append(";".join(name.replace(";", ":").replace(" ", "_") if i else name.replace(";", ":")
                                     for i, name in enumerate(names)) + f" {count}")

@@ -275,7 +275,9 @@ class StoryStep:
     """One step of a thread's cache story: CORE (-1: none) did WHAT at FILE:LINE (a
     finding's or a fault's message in DETAIL), and the lines that changed since the step
     before: (region ID, runs), each run a row (first line, end, new state), the lines
-    counted from the region's first."""
+    counted from the region's first. Timed (km.Session(timing=...)): CYCLES, the modelled
+    clock of who made the step as it made it (the core's; a Tensix stand-in's own; the
+    latest core's at the thread's end), and the same in MICROSECONDS; None otherwise."""
 
     cluster: int
     core: int
@@ -284,6 +286,8 @@ class StoryStep:
     line: int | None
     detail: str = ""
     changes: "tuple[tuple[int, np.ndarray], ...]" = field(default=(), repr=False)
+    cycles: int | None = None
+    microseconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -371,7 +375,8 @@ class LineCount:
 @dataclass(frozen=True)
 class FunctionCount:
     """One function on one core: its own instructions, and with what it called
-    (inclusive); how often it was called (or tail-called)."""
+    (inclusive); how often it was called (or tail-called); with the timing model the
+    same in cycles (0 without it)."""
 
     name: str
     file: str | None
@@ -379,6 +384,8 @@ class FunctionCount:
     own: int
     inclusive: int
     calls: int
+    own_cycles: int = 0
+    inclusive_cycles: int = 0
 
 
 @dataclass(frozen=True)
@@ -414,3 +421,4 @@ class CoreProfile:
     stacks: tuple[tuple[tuple[str, ...], int], ...]
     dropped: int = 0  # blocks or calls the simulator's tables had no room for (counted in their caller)
     cycles: int = 0  # the timing model's cycles in all (km.Session(timing=...); 0 without it)
+    stack_cycles: tuple[tuple[tuple[str, ...], int], ...] = ()  # timed: STACKS in cycles (the cycles in the innermost)

@@ -248,7 +248,7 @@ class Cluster:
         self.ended = False
         self._catching_up = False  # (catch_up: telling C's queues now)
         # The cache's story, step by step (run.cache_story; sim/observe/story.py)
-        self.story = Story(self)
+        self.story = Story(self, config.timing.clock_mhz if config.timing is not None else None)
         # The profile (km.Session(profile=True)): the cores' counts, sim/observe/profile.py
         self.profile = ThreadProfile(self.cores, self.explainer) if config.profiled else None
         # The timeline (km.Session(trace=PATH)): turns, calls, waits, findings (sim/observe/timeline.py)

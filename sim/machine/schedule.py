@@ -53,6 +53,7 @@ import numpy as np
 
 from ..layout import CORES_PER_CLUSTER
 from ..native import hooks
+from ..timing.model import AgentClock
 
 DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (docs/simulator.md)
 PATIENCE_FLOOR = 1_000  # pct: the fewest instructions a turn runs before its core is taken to spin
@@ -133,12 +134,14 @@ class Schedule:
     def use_clocks(self, participants: Sequence) -> None:
         """Timed (sim.timing): the cores take turns by their clocks, the one furthest
         behind first (sim/native/sched.c); PARTICIPANTS by the group's index. A Tensix
-        stand-in's clock is a cell of the schedule's, which each of its steps moves past the
-        next ready participant's clock by a NoC call's cost (the timing table's noc_step_ns)."""
+        stand-in's clock is a cell of the schedule's, which each of its steps moves on by its
+        noc call's cost (sim.timing.model.ClusterTiming.noc_call_cycles: the stand-in sets
+        it as it makes the call, sim.noc.agent)."""
         timed = [p.timing for p in participants if getattr(p, "timing", None) is not None]
         if self.native is None or not timed:
             return
         self._agent_clocks = np.zeros(len(participants), np.uint64)
+        self._agent_costs = np.zeros(len(participants), np.uint64)
         addresses = []
         for i, p in enumerate(participants):
             timing = getattr(p, "timing", None)
@@ -146,11 +149,12 @@ class Schedule:
                 addresses.append(timing.address + hooks.TimingHead.now.offset)
             elif is_agent(p):
                 addresses.append(self._agent_clocks.ctypes.data + 8 * i)
+                p.timed = AgentClock(self._agent_clocks[i:i + 1], self._agent_costs[i:i + 1], timed[0].cluster)
             else:
                 addresses.append(None)
         self._clocks = (ctypes.c_void_p * len(addresses))(*addresses)
         self.native.clocks = ctypes.addressof(self._clocks)
-        self.native.agent_step = timed[0].cluster.cycles_of_ns("noc_step_ns")
+        self.native.agent_costs = self._agent_costs.ctypes.data
 
     def _start_native(self, plan: Plan, first: int) -> None:
         """The native side of a plan but pct's (sim/native/sched.c)."""

@@ -355,6 +355,8 @@ typedef struct { /* the profile of the core's run (profile.c, sim/observe/profil
     uint64_t last_now;
     int64_t last_slot;     /* the slot the last cycles went to (-1: none), */
     int64_t last_block;    /* in block_cycles (1) or pc_cycles (0) */
+    uint64_t *node_cycles; /* each call tree node's own cycles */
+    int64_t last_node;     /* the node the last cycles went to */
 } Profile;
 
 /* The pages of the thread's code the loader changed (code.c): the Zba and Zbb it rewrote
@@ -699,7 +701,9 @@ typedef struct Group {
     int64_t ended;            /* a call answered in C ended the running turn (calls.c: kmx_barrier) */
     const uint64_t **clocks;  /* timed (timing.c): per index, its clock (a core's Timing.now, a
                                * stand-in's): the core furthest behind runs next (0: not timed) */
-    uint64_t agent_step;      /* the cycles a stand-in's step costs (a NoC call's) */
+    const uint64_t *agent_costs; /* timed: per index, the cycles a stand-in's next step costs (its
+                               * noc call's, sim.timing.model.noc_call_cycles) */
+    uint64_t ready_before;    /* the ready set at the choice before (timed: a stand-in woken catches up) */
 } Group;
 uint64_t isa_finish_turn(void *uc, Core *core);
 uint64_t isa_run_block(void *uc, Core *core, uint64_t address, uint32_t size);

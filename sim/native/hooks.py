@@ -248,7 +248,8 @@ class GroupState(ctypes.Structure):
         ("turn_python", ctypes.c_uint64),
         ("ended", ctypes.c_int64),
         ("clocks", ctypes.c_void_p),
-        ("agent_step", ctypes.c_uint64),
+        ("agent_costs", ctypes.c_void_p),
+        ("ready_before", ctypes.c_uint64),
     ]
 
 
@@ -425,6 +426,7 @@ class Profile(ctypes.Structure):
         ("dropped", ctypes.c_uint64),
         ("block_cycles", _u64), ("pc_cycles", _u64), ("last_now", ctypes.c_uint64),
         ("last_slot", ctypes.c_int64), ("last_block", ctypes.c_int64),
+        ("node_cycles", _u64), ("last_node", ctypes.c_int64),
     ]
 
 

@@ -162,7 +162,9 @@ void profile_enter(Core *core, uint64_t address) {
 
 /* Timed: the cycles since the profile's last charge, less the last instruction's or
  * block's own (LAST_COST, which goes to SLOT), went to the one charged before it (a kmx
- * call's, a barrier's wait, made while it ran). */
+ * call's, a barrier's wait, made while it ran). The call tree's nodes are charged the
+ * same way (the node on top of the stack now, and the one that was): a slot a full table
+ * had no room for (-1) loses its line's cycles, not its function's. */
 static void charge(Core *core, int64_t slot, int block) {
     Profile *p = &core->profile;
     Timing *t = core->timing;
@@ -173,9 +175,13 @@ static void charge(Core *core, int64_t slot, int block) {
         (p->last_block ? p->block_cycles : p->pc_cycles)[p->last_slot] += since - own;
     if (slot >= 0)
         (block ? p->block_cycles : p->pc_cycles)[slot] += own;
+    int64_t node = top(p);
+    p->node_cycles[p->last_node] += since - own;
+    p->node_cycles[node] += own;
     p->last_now = t->now;
     p->last_slot = slot;
     p->last_block = block;
+    p->last_node = node;
 }
 
 void profile_block(Core *core, uint64_t address, uint32_t size, uint64_t count) {

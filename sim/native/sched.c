@@ -111,12 +111,8 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
             next = clock;
         }
     }
-    if (g->agents >> core & 1) { /* a stand-in's step: its clock goes past the slowest ready core's by a step's cost */
-        uint64_t *clock = (uint64_t *)g->clocks[core];
-        if (clock)
-            *clock = (next != UINT64_MAX && next > least ? next : least) + g->agent_step;
+    if (g->agents >> core & 1) /* a stand-in's step (its clock: agent_clock) */
         return chosen(g, core, 1, count);
-    }
     uint64_t length = g->strategy == PLAN_RANDOM ? turn_length(g) : g->quantum;
     Timing *t = g->clocks[core] ? (Timing *)((const char *)g->clocks[core] - __builtin_offsetof(Timing, now)) : 0;
     if (t && next != UINT64_MAX) {
@@ -134,9 +130,43 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
     return chosen(g, core, length, count);
 }
 
+/* Timed: the stand-in AGENT's step moves its own clock on by the step's cost (its noc
+ * call's: agent_costs, which Python sets for each call as the stand-in makes it). A
+ * stand-in that was not ready at the choice before (it waited in noc.wait, or had not
+ * started) first catches up with the least clock of the others READY: it was woken by what
+ * they did, not earlier than the slowest of them now is. */
+static void agent_clock(Group *g, int64_t agent, uint64_t ready) {
+    uint64_t *clock = (uint64_t *)g->clocks[agent];
+    if (!clock)
+        return;
+    if (!(g->ready_before >> agent & 1)) {
+        uint64_t least = UINT64_MAX;
+        for (uint64_t left = ready & ~(1ull << agent); left; left &= left - 1) {
+            int i = __builtin_ctzll(left);
+            uint64_t other = g->clocks[i] ? *g->clocks[i] : 0;
+            if (other < least)
+                least = other;
+        }
+        if (least != UINT64_MAX && least > *clock)
+            *clock = least;
+    }
+    if (g->agent_costs)
+        *clock += g->agent_costs[agent];
+}
+
+static int64_t choose(Group *g, uint64_t ready, uint64_t *count);
+
 /* The core to run of READY (a bit a core; never none) and its instructions into COUNT (0:
  * no limit); recorded. The record must have room (the loop returns LOOP_FULL first). */
 int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
+    int64_t core = choose(g, ready, count);
+    if (g->clocks && (g->agents >> core & 1))
+        agent_clock(g, core, ready);
+    g->ready_before = ready;
+    return core;
+}
+
+static int64_t choose(Group *g, uint64_t ready, uint64_t *count) {
     while (g->script_at < g->script_length) {
         int64_t core = g->script[2 * g->script_at], n = g->script[2 * g->script_at + 1];
         g->script_at++;

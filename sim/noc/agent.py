@@ -154,6 +154,7 @@ class Agent:
         self._timer: threading.Timer | None = None
         self._greenlet: greenlet.greenlet | None = None  # the function's, made at its first step
         self.steps_after_end = 0
+        self.timed = None  # timed (sim.timing.model.AgentClock): its clock, set by the schedule
 
     def __repr__(self) -> str:
         return f"<Tensix stand-in {self.name!r} of cluster {self.cluster.number}>"
@@ -193,6 +194,8 @@ class Agent:
             except (Exception, AgentStopped) as error:  # noqa: BLE001 - raised in the function, at its call
                 outcome = (False, error)
         self._greenlet.switch(outcome)  # (back here at its next call, or its end)
+        if self.timed is not None:
+            self.timed.calls(self.pending)
         if self.waiting:
             self._arm(self.pending)
 

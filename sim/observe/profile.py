@@ -64,6 +64,9 @@ class Tables:
             native.block_cycles = self.block_cycles.ctypes.data_as(type(native.block_cycles))
             native.pc_cycles = self.pc_cycles.ctypes.data_as(type(native.pc_cycles))
             native.last_slot = -1
+            self.node_cycles = np.zeros(NODES, np.uint64)  # (and of each call tree node)
+            native.node_cycles = self.node_cycles.ctypes.data_as(type(native.node_cycles))
+            native.last_node = 0
         for name in ("block_keys", "block_runs", "block_kinds", "pc_keys", "pc_runs", "node_parent", "node_function",
                      "node_self", "node_entered", "node_index", "stack_node", "stack_return", "functions",
                      "cache_keys", "cache_runs"):
@@ -155,28 +158,40 @@ class Tables:
                 node_own[node] -= taken
         entered = self.node_entered[:nodes].tolist()
         node_inclusive = list(node_own)
+        node_cycles = self.node_cycles[:nodes].tolist() if self.timed else [0] * nodes
+        node_inclusive_cycles = list(node_cycles)
         for n in range(nodes - 1, 0, -1):  # (a node comes after its parent)
             node_inclusive[parent[n]] += node_inclusive[n]
-        stacks = []
+            node_inclusive_cycles[parent[n]] += node_inclusive_cycles[n]
+        stacks, stack_cycles = [], []
+        own_cycles: dict[str, int] = defaultdict(int)  # timed: the cycles in it
+        inclusive_cycles: dict[str, int] = defaultdict(int)  # and in what it called
         paths: list[tuple[str, ...]] = []
         for n in range(nodes):
             path = (paths[parent[n]] if n else ()) + (names[n],)
             paths.append(path)
             if node_own[n]:
                 stacks.append((path, node_own[n]))
+            if node_cycles[n]:
+                stack_cycles.append((path, node_cycles[n]))
+            own_cycles[names[n]] += node_cycles[n]
             first_line.setdefault(names[n], (None, 0))
             calls[names[n]] += entered[n]
             if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
                 inclusive[names[n]] += node_inclusive[n]
+                inclusive_cycles[names[n]] += node_inclusive_cycles[n]
         core = self._core
         line_rows = [LineCount(*where[key], count, round(line_cycles[key])) for key, count in lines.items()]
-        function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name])
+        function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name], own_cycles[name],
+                                       inclusive_cycles[name])
                          for name, (file, line) in first_line.items()]
         order = (lambda c: -c.cycles) if self.timed else (lambda c: -c.instructions)
+        function_order = ((lambda f: (-f.own_cycles, -f.inclusive_cycles)) if self.timed else
+                          (lambda f: (-f.own, -f.inclusive)))
         return CoreProfile(core.context.cluster, core.number, core.cycles,
                            tuple(sorted(line_rows, key=order)),
-                           tuple(sorted(function_rows, key=lambda f: (-f.own, -f.inclusive))), tuple(stacks),
-                           int(native.dropped), core.timing.cycles if self.timed else 0)
+                           tuple(sorted(function_rows, key=function_order)), tuple(stacks),
+                           int(native.dropped), core.timing.cycles if self.timed else 0, tuple(stack_cycles))
 
 
 def function_starts(explainer: "Explainer") -> np.ndarray:

@@ -40,6 +40,7 @@ class Step:
     line: int | None
     changes: dict[int, np.ndarray] = field(default_factory=dict)  # region ID -> runs: rows of (first line, end, state)
     detail: str = ""  # a finding's message
+    cycles: int | None = None  # timed: the clock of who made the step, as it was made (None: not timed)
 
 
 def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
@@ -63,8 +64,9 @@ def _runs(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
 class Story(Observer):
     """The steps of one cluster's thread: a listener of its probe points (sim.observe.observers)."""
 
-    def __init__(self, cluster: Thread) -> None:
+    def __init__(self, cluster: Thread, clock_mhz: float | None = None) -> None:
         self._cluster = cluster
+        self.clock_mhz = clock_mhz  # timed (km.Session(timing=...)): each step says its modelled time
         self.steps: list[Step] = []
         # (a region's lines start untouched: zeros, which cost no memory until written)
         self.start = [np.zeros(self._lines(region), np.uint8) for region in cluster.regions]
@@ -89,8 +91,19 @@ class Story(Observer):
         last = -(-(region.offset + region.size) // LINE)
         return region.cache.line_states()[first:last]
 
+    def _cycles(self, core: "Core | None", agent=None) -> int | None:
+        """Timed: the clock of who makes a step, CORE's, AGENT's (a stand-in's), or (neither:
+        the thread's end) the latest core's; None when not timed."""
+        if not self.clock_mhz:
+            return None
+        if core is not None:
+            return core.clock
+        if agent is not None and agent.timed is not None:
+            return agent.timed.cycles
+        return max((c.clock for c in self._cluster.cores), default=0)
+
     def step(self, core: "Core | None", what: "str | Callable[[], str]", source, detail: str = "",
-             look: bool = True, known: bool = False, states: list | None = None) -> Step | None:
+             look: bool = True, known: bool = False, states: list | None = None, agent=None) -> Step | None:
         """A step: CORE did WHAT at SOURCE (a SourceLine, or None); the lines as they are now
         (LOOK False: the step changed no line's state, and they are not looked at; KNOWN:
         it is known that none changed since the story last looked, a call answered in C,
@@ -107,7 +120,7 @@ class Story(Observer):
             return None
         self._looked += lines
         step = Step(core.number if core is not None else -1, what, source.file if source else None,
-                    source.line if source else None, detail=detail)
+                    source.line if source else None, detail=detail, cycles=self._cycles(core, agent))
         for n, region in enumerate(self._cluster.regions if look and not known else ()):
             now = states[n] if states is not None else self._states(region)
             runs = _runs(self._now[n], now)
@@ -132,9 +145,10 @@ class Story(Observer):
 
     def records(self) -> list[StoryStep]:
         """The steps, as komorebi's story reads them (komorebi._records)."""
-        number = self._cluster.number
+        number, mhz = self._cluster.number, self.clock_mhz
         return [StoryStep(number, s.core, s.what if isinstance(s.what, str) else s.what(), s.file, s.line, s.detail,
-                          tuple(sorted(s.changes.items())))
+                          tuple(sorted(s.changes.items())), s.cycles,
+                          None if s.cycles is None else s.cycles / mhz)
                 for s in self.steps]
 
     # -- the probe points (sim.observe.observers) -------------------------------------------------
@@ -171,7 +185,7 @@ class Story(Observer):
         this step."""
         # (no line's state changes at a noc call: DRAM changes, not the cache's picture)
         return self.step(None, functools.partial(call.describe, agent.name),
-                         SourceLine(call.file, call.line) if call.file else None, look=False)
+                         SourceLine(call.file, call.line) if call.file else None, look=False, agent=agent)
 
     def ended(self) -> None:
         card = self._cluster.coherence == "card"

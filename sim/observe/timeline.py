@@ -148,7 +148,9 @@ class Timeline(Observer):
         args = {"call": call.describe(agent.name)}
         if call.file:
             args["line"] = f"{call.file}:{call.line}"
-        self._add(f"noc.{call.what}", "noc", "i", self.now(), agent.number, None, args)
+        timed = agent.timed if self.clock_mhz else None  # (timed: the stand-in's own clock, as its call ended)
+        self._add(f"noc.{call.what}", "noc", "i", timed.cycles if timed is not None else self.now(), agent.number,
+                  None, args)
 
     def fault(self, core: "Core | None", fault: "CoreFault") -> None:
         self._add("fault", "fault", "i", self.now(), fault.core, None, {"cause": fault.cause, "where": str(fault)})

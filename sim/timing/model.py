@@ -43,10 +43,37 @@ class ClusterTiming:
         """The parameter NAME (nanoseconds) in cycles at the session's clock."""
         return round(int(self.table[x280.names().index(name)]) * self.options.clock_mhz / 1000)
 
+    def noc_call_cycles(self, what: str, size: int) -> int:
+        """What a Tensix stand-in's noc call WHAT ("read", "write", "wait", ...) of SIZE
+        bytes costs, in cycles at the session's clock: a NoC call's noc_step_ns for its first
+        64 bytes, and its bytes past them at noc_mb_per_s. A stand-in's start costs nothing."""
+        if what not in ("read", "write", "wait"):  # (a start, or a wait's timeout raised)
+            return 0
+        param = dict(zip(x280.names(), (int(v) for v in self.table)))
+        ns = param["noc_step_ns"] + max(0, int(size) - 64) * 1000 / param["noc_mb_per_s"]
+        return round(ns * self.options.clock_mhz / 1000)
+
     def invalidated(self, address: int, size: int) -> None:
         """Region bytes left the tile (an invalidate Python answered): the next access misses."""
         if self.cores:
             hooks.library().timing_invalidated(self.cores[0].address, address, size)
+
+
+class AgentClock:
+    """A Tensix stand-in's clock, timed: a cell of the schedule's that each of its steps
+    moves on (sim/native/sched.c, agent_clock), and the cell that holds what its next step
+    costs, set as the stand-in makes each noc call (sim.noc.agent.Agent.step)."""
+
+    def __init__(self, clock: np.ndarray, cost: np.ndarray, cluster: ClusterTiming) -> None:
+        self._clock, self._cost, self._cluster = clock, cost, cluster
+
+    @property
+    def cycles(self) -> int:
+        return int(self._clock[0])
+
+    def calls(self, call) -> None:
+        """The stand-in's next step does CALL (sim.noc.agent.Call; None: it returned)."""
+        self._cost[0] = self._cluster.noc_call_cycles(call.what, call.size) if call is not None else 0
 
 
 class CoreTiming:

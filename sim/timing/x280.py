@@ -93,7 +93,11 @@ PARAMETERS: dict[str, Parameter] = {
     "flush_line": P(2, "I", "a kmx_flush walks every line of the region (not measured)"),
     "invalidate_line": P(2, "I", "a kmx_invalidate walks every line of the region (not measured)"),
     "noc_step_ns": P(1000, "M", "tt-metal tools/l2cpu/tensix/README.md: one 64 B NoC poll from a Tensix core "
-                     "takes about 1 us; a stand-in's step (one noc call) costs that, in nanoseconds"),
+                     "takes about 1 us; a stand-in's noc call (a read, a write or a wait's poll) costs that, in "
+                     "nanoseconds, for its first 64 bytes"),
+    "noc_mb_per_s": P(19000, "M", "tt-metal tools/l2cpu/tensix/README.md: a Tensix push into one tile through the "
+                      "uncached alias reaches ~19 GB/s; a noc call's bytes past its first 64 move at that (I for "
+                      "reads: only pushes were measured)"),
     # the vector unit
     "vlen": P(512, "D", f"{LLVM}: VLEN 512"),
     "dlen": P(256, "D", f"{LLVM}: DLEN 256, two beats a register"),
@@ -139,7 +143,7 @@ def table(overrides: dict[str, int] | None = None) -> np.ndarray:
     for name, value in values.items():
         if not 0 <= value < 2**32:
             raise ValueError(f"timing parameter {name} must be 0 to 2**32 - 1, not {value}")
-    for name in ("issue_width", "vlen", "dlen"):
+    for name in ("issue_width", "vlen", "dlen", "noc_mb_per_s"):
         if values[name] < 1:
             raise ValueError(f"timing parameter {name} must be at least 1, not {values[name]}")
     for name in ("vlen", "dlen"):

@@ -129,6 +129,22 @@ def test_step_next_stepi_and_registers(tmp_path):
 
 
 @needs_gdb
+def test_in_timing_mode_gdb_breaks_steps_and_reads_the_modelled_cycles(tmp_path):
+    said, printed = debug(tmp_path, [
+        "break scale", "continue", "print $cycle", "print $instret", "next", "next", "print $cycle", "delete",
+        "continue",
+    ], session='timing="x280"', after='print("timed", run.timed, min(t.cycles for t in run.timing()) > 0)')
+    assert "Thread 1 hit Breakpoint 1, scale (value=0, factor=factor@entry=2)" in said, said
+    values = [int(v) for v in re.findall(r"^\$\d+ = (\d+)$", said, flags=re.M)]
+    assert len(values) == 3, said
+    cycle, instret, later = values
+    assert cycle != instret  # (the model's cycles, not the instructions)
+    assert later > cycle  # (two lines later: the core's clock went on)
+    assert "exited normally" in said
+    assert "words [16, 70, 156, 274] code 0" in printed and "timed True True" in printed
+
+
+@needs_gdb
 def test_a_watchpoint_on_a_region_word_stops_after_the_store(tmp_path):
     said, printed = debug(tmp_path, ["break debugged.c:19", "continue", "delete", "watch -l data[8]", "continue", "bt 1",
                                      "delete", "continue"])

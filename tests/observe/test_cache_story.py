@@ -24,11 +24,11 @@ if CHROMIUM is None and os.environ.get("KMX_REQUIRE_CHROMIUM"):  # (CI has it: .
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
 
-def story_of(tmp_path, word=1, regions=None):
+def story_of(tmp_path, word=1, regions=None, **session):
     program = km.Program("traced", kernels=tmp_path)
     program.thread(cluster=2, sources=[THREADS / "traced.c"],
                    regions=regions or {"data": np.arange(256, dtype=np.uint32)}, words=[word], cores=4)
-    with km.Session(quantum=200) as s:
+    with km.Session(quantum=200, **session) as s:
         run = s.load(program)
         run.thread_result(timeout=60)
         run.thread_result(timeout=60)
@@ -74,6 +74,33 @@ def test_the_steps_are_the_calls_and_findings_and_the_lines_they_changed(tmp_pat
     found = next(s for s in data["steps"] if s["what"].startswith("finding"))
     assert found["where"].endswith("traced.c:18") and "kmx_flush(0)" in found["detail"]
     assert data["regions"] == [{"cluster": 2, "name": "data", "id": 0, "size": 1024, "lines": 16, "per": 1, "cells": 16}]
+
+
+def test_a_timed_runs_steps_say_when_each_was_made_in_its_cores_modelled_time(tmp_path):
+    plain = story_of(tmp_path)._loaded.machine.story()
+    assert all(step.cycles is None and step.microseconds is None for step in plain.steps)
+    run = story_of(tmp_path, timing="x280", clock_mhz=1000)
+    story = run._loaded.machine.story()
+    assert {s.core for s in story.steps} == {-1, 0, 1, 2, 3}
+    ends = {t.core: t.cycles for t in run.timing()}
+    for core in range(4):
+        mine = [s.cycles for s in story.steps if s.core == core]
+        assert mine == sorted(mine) and 0 < mine[-1] <= ends[core]  # (a core's steps in its own clock's order)
+    assert story.steps[-1].cycles == max(ends.values())  # the thread's end: the latest core's clock
+    assert all(s.microseconds == s.cycles / 1000 for s in story.steps)
+    data = story_data(story)
+    assert [s["us"] for s in data["steps"]] == [s.microseconds for s in story.steps]
+
+
+@needs_chromium
+def test_a_timed_runs_page_shows_each_steps_time(tmp_path):
+    run = story_of(tmp_path, timing="x280")
+    page = run.cache_story(tmp_path / "story.html")
+    step = run._loaded.machine.story().steps[0]
+    done = browse(page, "step=1", "--dump-dom")
+    assert done.returncode == 0 and "Uncaught" not in done.stderr, done.stderr[-2000:]
+    assert f"step 1 at {step.microseconds:.3f} \u00b5s: core {step.core} of cluster 2" in done.stdout
+    assert f"<li class=\"now\">{step.microseconds:.3f} \u00b5s: core {step.core}: " in done.stdout
 
 
 @needs_chromium

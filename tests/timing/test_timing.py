@@ -102,24 +102,37 @@ def test_docs_timing_md_lists_every_parameter_with_its_value():
         assert f"| `{name}` | {parameter.value} |" in text, name
 
 
-def test_the_profile_counts_each_lines_cycles_the_costliest_first():
+def test_the_profile_counts_each_lines_cycles_the_costliest_first(tmp_path):
     lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
     p = km.Program("how_long", kernels=lesson / "kernels")
     p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 4],
              regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
-    profiles = {}
+    profiles, whole = {}, {}
     for timing in ("x280", None):
         with km.Session(timing=timing, profile=True) as s:
             run = s.load(p)
             run.thread_result(timeout=60)
             run.stop()
-        profiles[timing] = run.profile().core(0, cluster=1)
+        whole[timing] = run.profile()
+        profiles[timing] = whole[timing].core(0, cluster=1)
     timed, plain = profiles["x280"], profiles[None]
     top = timed.lines[0]
     assert (Path(top.file).name, top.line) == ("copy.c", 9)  # the vle64's line: the crowded alias
     assert top.cycles > 0.8 * timed.cycles
     assert sum(line.cycles for line in timed.lines) == pytest.approx(timed.cycles, rel=0.02)
     assert plain.cycles == 0 and all(line.cycles == 0 for line in plain.lines)
+    # the functions and the call stacks in cycles: they add up to the core's, as the lines do
+    assert sum(f.own_cycles for f in timed.functions) == sum(cycles for _, cycles in timed.stack_cycles)
+    assert sum(cycles for _, cycles in timed.stack_cycles) == pytest.approx(timed.cycles, rel=0.02)
+    main = next(f for f in timed.functions if f.name == "kmx_main")
+    assert timed.functions[0].own_cycles >= main.own_cycles > 0.8 * timed.cycles  # (the copy is kmx_main's)
+    assert main.inclusive_cycles >= main.own_cycles
+    assert not plain.stack_cycles and all(f.own_cycles == f.inclusive_cycles == 0 for f in plain.functions)
+    table = str(whole["x280"])
+    assert "own cycles" in table and f"{main.own_cycles:>14,}" in table
+    stacks = whole["x280"].flamegraph(tmp_path / "stacks.txt").read_text().splitlines()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in stacks if line.startswith("cluster 1 core 0;")) == sum(
+        cycles for _, cycles in timed.stack_cycles)
     assert {(line.file, line.line): line.instructions for line in timed.lines} == {
         (line.file, line.line): line.instructions for line in plain.lines}
 
@@ -171,3 +184,48 @@ def test_a_runs_timing_is_its_loads_whatever_the_session_says_later():
         run.stop()
         s.timing = None
         assert run.timed and "cycles" in repr(run) and run.timing()[0].cycles > 0
+
+
+
+WAITER = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(1, 0);
+    flags[16] = 1; /* the stand-in may push */
+    kmx_flush(1);
+    uint64_t start = kmx_cycles();
+    do
+        kmx_invalidate(1);
+    while (flags[0] != 1);
+    uint64_t took = kmx_cycles() - start;
+    uint32_t said[2] = {(uint32_t)took, (uint32_t)(took >> 32)};
+    kmx_result(0, said, 2);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("pushed", [64, 65536])
+def test_a_stand_ins_noc_calls_cost_their_bytes_and_a_core_waiting_on_it_sees_the_time(tmp_path, pushed):
+    (tmp_path / "waiter.c").write_text(WAITER)
+
+    def pusher(noc):
+        noc.wait("flags", 64, 1)
+        noc.write("data", 0, np.zeros(pushed, np.uint8))
+        noc.write("flags", 0, np.uint32([1]))
+        return "pushed"
+
+    p = km.Program("waiter", kernels=_tensix())
+    p.thread(cluster=1, sources=[tmp_path / "waiter.c"], regions={"data": 65536, "flags": 128})
+    p.noc_agent("pusher", pusher, cluster=1)
+    with km.Session(timing="x280", quantum=100) as s:
+        run = s.load(p)
+        result = run.thread_result(timeout=60)
+        run.stop()
+    assert run.agent("pusher").result == "pushed"
+    took = int(result.words[0]) | int(result.words[1]) << 32
+    # the writes' costs as docs/timing.md gives them (1 us a call, its bytes past 64 at
+    # 19 GB/s), at 1750 MHz; the wait's poll (1 us) and a few turns of the spin on top
+    writes = 1.75 * (1000 + max(0, pushed - 64) * 1000 / 19000 + 1000)
+    assert writes <= took <= writes + 1750 + 2000, took
