@@ -136,12 +136,14 @@ class Schedule:
         behind first (sim/native/sched.c); PARTICIPANTS by the group's index. A Tensix
         stand-in's clock is a cell of the schedule's, which each of its steps moves on by its
         noc call's cost (sim.timing.model.ClusterTiming.noc_call_cycles: the stand-in sets
-        it as it makes the call, sim.noc.agent)."""
+        it as it makes the call, sim.noc.agent); a step that waits first catches up with its
+        cluster's ready participants (sim/native/sched.c, agent_clock)."""
         timed = [p.timing for p in participants if getattr(p, "timing", None) is not None]
         if self.native is None or not timed:
             return
         self._agent_clocks = np.zeros(len(participants), np.uint64)
         self._agent_costs = np.zeros(len(participants), np.uint64)
+        self._agent_wake = np.zeros(len(participants), np.uint64)
         addresses = []
         for i, p in enumerate(participants):
             timing = getattr(p, "timing", None)
@@ -149,12 +151,17 @@ class Schedule:
                 addresses.append(timing.address + hooks.TimingHead.now.offset)
             elif is_agent(p):
                 addresses.append(self._agent_clocks.ctypes.data + 8 * i)
-                p.timed = AgentClock(self._agent_clocks[i:i + 1], self._agent_costs[i:i + 1], timed[0].cluster)
+                peers = sum(1 << j for j, other in enumerate(participants)
+                            if j != i and other.context.cluster == p.context.cluster)
+                p.timed = AgentClock(self._agent_clocks[i:i + 1], self._agent_costs[i:i + 1],
+                                     self._agent_wake[i:i + 1], peers, timed[0].cluster)
+                p.timed.calls(p.pending)
             else:
                 addresses.append(None)
         self._clocks = (ctypes.c_void_p * len(addresses))(*addresses)
         self.native.clocks = ctypes.addressof(self._clocks)
         self.native.agent_costs = self._agent_costs.ctypes.data
+        self.native.agent_wake = self._agent_wake.ctypes.data
 
     def _start_native(self, plan: Plan, first: int) -> None:
         """The native side of a plan but pct's (sim/native/sched.c)."""

@@ -703,7 +703,8 @@ typedef struct Group {
                                * stand-in's): the core furthest behind runs next (0: not timed) */
     const uint64_t *agent_costs; /* timed: per index, the cycles a stand-in's next step costs (its
                                * noc call's, sim.timing.model.noc_call_cycles) */
-    uint64_t ready_before;    /* the ready set at the choice before (timed: a stand-in woken catches up) */
+    const uint64_t *agent_wake; /* timed: per index, when a stand-in's next step waits (noc.wait,
+                               * its start), its cluster's participants, whose clocks it catches up with */
 } Group;
 uint64_t isa_finish_turn(void *uc, Core *core);
 uint64_t isa_run_block(void *uc, Core *core, uint64_t address, uint32_t size);

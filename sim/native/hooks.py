@@ -249,7 +249,7 @@ class GroupState(ctypes.Structure):
         ("ended", ctypes.c_int64),
         ("clocks", ctypes.c_void_p),
         ("agent_costs", ctypes.c_void_p),
-        ("ready_before", ctypes.c_uint64),
+        ("agent_wake", ctypes.c_void_p),
     ]
 
 

@@ -102,6 +102,8 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
     for (uint64_t left = ready; left; left &= left - 1) {
         int i = __builtin_ctzll(left);
         uint64_t clock = g->clocks[i] ? *g->clocks[i] : 0;
+        if ((g->agents >> i & 1) && g->agent_costs && !(g->agent_wake && g->agent_wake[i]))
+            clock += g->agent_costs[i]; /* (a stand-in's write or read is done, and seen, when its cost has passed) */
         if (core < 0 || clock < least) {
             if (core >= 0)
                 next = least;
@@ -115,10 +117,14 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
         return chosen(g, core, 1, count);
     uint64_t length = g->strategy == PLAN_RANDOM ? turn_length(g) : g->quantum;
     Timing *t = g->clocks[core] ? (Timing *)((const char *)g->clocks[core] - __builtin_offsetof(Timing, now)) : 0;
-    if (t && next != UINT64_MAX) {
+    if (t && (next != UINT64_MAX || g->agents_live)) {
         uint64_t ran = t->instructions - t->mark_instructions, took = t->now - t->mark_now;
-        uint64_t room = next - least + g->quantum; /* cycles */
-        double share = ran && took ? (double)room * (double)ran / (double)took : (double)room; /* (no overflow) */
+        /* cycles (a lone core while stand-ins live: a quantum of cycles, so that a stand-in
+         * its write wakes runs within about that) */
+        uint64_t room = (next != UINT64_MAX ? next - least : 0) + g->quantum;
+        /* (no history yet: 16 cycles an instruction, the most the chip was seen to take on
+         * its own code, so that a first turn of cache misses does not run far past the rest) */
+        double share = ran && took ? (double)room * (double)ran / (double)took : (double)room / 16.0; /* (no overflow) */
         uint64_t fit = share >= (double)length ? length : (uint64_t)share;
         if (fit < 1)
             fit = 1;
@@ -131,23 +137,25 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
 }
 
 /* Timed: the stand-in AGENT's step moves its own clock on by the step's cost (its noc
- * call's: agent_costs, which Python sets for each call as the stand-in makes it). A
- * stand-in that was not ready at the choice before (it waited in noc.wait, or had not
- * started) first catches up with the least clock of the others READY: it was woken by what
- * they did, not earlier than the slowest of them now is. */
+ * call's: agent_costs, which Python sets for each call as the stand-in makes it). A step
+ * that waits (noc.wait, or the start) first catches up with the least clock of the others
+ * of its cluster that are READY (agent_wake names them): what it waited for was done no
+ * earlier than the slowest of them now is, by the model's choice (the moment of the write
+ * it waited for is not recorded). */
 static void agent_clock(Group *g, int64_t agent, uint64_t ready) {
     uint64_t *clock = (uint64_t *)g->clocks[agent];
     if (!clock)
         return;
-    if (!(g->ready_before >> agent & 1)) {
+    uint64_t peers = g->agent_wake ? g->agent_wake[agent] & ready & ~(1ull << agent) : 0;
+    if (peers) {
         uint64_t least = UINT64_MAX;
-        for (uint64_t left = ready & ~(1ull << agent); left; left &= left - 1) {
-            int i = __builtin_ctzll(left);
+        for (; peers; peers &= peers - 1) {
+            int i = __builtin_ctzll(peers);
             uint64_t other = g->clocks[i] ? *g->clocks[i] : 0;
             if (other < least)
                 least = other;
         }
-        if (least != UINT64_MAX && least > *clock)
+        if (least > *clock)
             *clock = least;
     }
     if (g->agent_costs)
@@ -162,7 +170,6 @@ int64_t group_choose(Group *g, uint64_t ready, uint64_t *count) {
     int64_t core = choose(g, ready, count);
     if (g->clocks && (g->agents >> core & 1))
         agent_clock(g, core, ready);
-    g->ready_before = ready;
     return core;
 }
 
@@ -174,7 +181,7 @@ static int64_t choose(Group *g, uint64_t ready, uint64_t *count) {
             return chosen(g, core, (uint64_t)n, count);
     }
     int ready_count = __builtin_popcountll(ready);
-    if (g->clocks && ready_count > 1) /* timed: by the clocks */
+    if (g->clocks && (ready_count > 1 || (g->agents_live && !(g->agents & ready)))) /* timed: by the clocks */
         return by_clock(g, ready, count);
     if (ready_count == 1 && (g->agents >> __builtin_ctzll(ready) & 1))
         return chosen(g, __builtin_ctzll(ready), 1, count);

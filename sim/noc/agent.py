@@ -203,6 +203,8 @@ class Agent:
         """The pending wait can never be answered: its step raises ERROR in the function."""
         call = self.pending
         self.pending = Call("raise", call.region, call.offset, call.size, file=call.file, line=call.line, error=error)
+        if self.timed is not None:
+            self.timed.calls(self.pending)
         self._cancel_timer()
         self.wait.region = None
 

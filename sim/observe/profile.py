@@ -131,6 +131,7 @@ class Tables:
         where: dict[tuple, tuple[str | None, int, str]] = {}  # -> (file, line, function)
         first_line: dict[str, tuple[str | None, int]] = {}  # a function -> its first line (file, line; 0: unknown)
         own: dict[str, int] = defaultdict(int)  # instructions in it
+        own_cycles: dict[str, float] = defaultdict(float)  # timed: the cycles at its instructions, as the lines'
         inclusive: dict[str, int] = defaultdict(int)  # in it and in what it called
         calls: dict[str, int] = defaultdict(int)
         for pc, times in runs.items():
@@ -147,6 +148,7 @@ class Tables:
                 start = explainer.source_line(entry)
                 first_line[name] = (start.file if start else None, start.line if start else 0)
             own[name] += times
+            own_cycles[name] += cycles.get(pc, 0.0)
 
         # the call tree: each node's own instructions, its callers' names, inclusive counts
         nodes = int(native.nodes)
@@ -164,8 +166,7 @@ class Tables:
             node_inclusive[parent[n]] += node_inclusive[n]
             node_inclusive_cycles[parent[n]] += node_inclusive_cycles[n]
         stacks, stack_cycles = [], []
-        own_cycles: dict[str, int] = defaultdict(int)  # timed: the cycles in it
-        inclusive_cycles: dict[str, int] = defaultdict(int)  # and in what it called
+        inclusive_cycles: dict[str, int] = defaultdict(int)  # timed: the cycles in it and in what it called
         paths: list[tuple[str, ...]] = []
         for n in range(nodes):
             path = (paths[parent[n]] if n else ()) + (names[n],)
@@ -174,7 +175,6 @@ class Tables:
                 stacks.append((path, node_own[n]))
             if node_cycles[n]:
                 stack_cycles.append((path, node_cycles[n]))
-            own_cycles[names[n]] += node_cycles[n]
             first_line.setdefault(names[n], (None, 0))
             calls[names[n]] += entered[n]
             if names[n] not in path[:-1]:  # (a recursive call is inside its first one's count)
@@ -182,8 +182,8 @@ class Tables:
                 inclusive_cycles[names[n]] += node_inclusive_cycles[n]
         core = self._core
         line_rows = [LineCount(*where[key], count, round(line_cycles[key])) for key, count in lines.items()]
-        function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name], own_cycles[name],
-                                       inclusive_cycles[name])
+        function_rows = [FunctionCount(name, file, line, own[name], inclusive[name], calls[name],
+                                       round(own_cycles[name]), inclusive_cycles[name])
                          for name, (file, line) in first_line.items()]
         order = (lambda c: -c.cycles) if self.timed else (lambda c: -c.instructions)
         function_order = ((lambda f: (-f.own_cycles, -f.inclusive_cycles)) if self.timed else

@@ -56,6 +56,7 @@ class Timeline(Observer):
         self.events: list[tuple] = []
         self.stopped = 0  # the clock when the trace stopped keeping events (0: it did not)
         self._turn: tuple["Core", int, int] | None = None  # (core, clock at its start, its cycles then)
+        self._agent = None  # the Tensix stand-in whose step ran last (timed: a finding between turns is at its clock)
         self._waiting: dict[int, tuple] = {}  # core -> the slice of the call it waits in, its duration to come
         self._last: dict[str, Any] | None = None  # the last call's args (its handler adds to them)
         self._findings: dict[tuple[int, str], dict[str, Any]] = {}  # a finding's key -> its event's args
@@ -129,7 +130,9 @@ class Timeline(Observer):
         args = {"core": finding.core, "cores": self._cores(finding), "region": finding.region,
                 "message": finding.message, "line": f"{finding.file}:{finding.line}" if finding.file else ""}
         self._findings[(finding.region_id, finding.kind)] = args
-        self._add(f"finding: {finding.kind}", "finding", "i", self.now(), core, None, args)
+        timed = self._agent.timed if self.clock_mhz and self._turn is None and self._agent is not None else None
+        self._add(f"finding: {finding.kind}", "finding", "i", timed.cycles if timed is not None else self.now(), core,
+                  None, args)
 
     def finding_changed(self, finding) -> None:
         """The checker named FINDING's bytes once more (settle): its event says what
@@ -144,6 +147,7 @@ class Timeline(Observer):
         return ", ".join(f"{n} (bytes {start} to {end - 1})" for n, start, end in finding.cores)
 
     def agent_step(self, agent, call) -> None:
+        self._agent = agent
         self.agents[agent.number] = agent.name
         args = {"call": call.describe(agent.name)}
         if call.file:

@@ -30,6 +30,8 @@ class ClusterTiming:
     def __init__(self, options: TimingOptions, seed: int = 0) -> None:
         self.options = options
         self.table = x280.table(dict(options.overrides))
+        names = x280.names()
+        self._noc = tuple(int(self.table[names.index(name)]) for name in ("noc_step_ns", "noc_mb_per_s"))
         self.shared = hooks.TimingTile()
         self.shared.tile.random = ((int(seed) * 0x9E37_79B9_7F4A_7C15) ^ 0x2545_F491_4F6C_DD1D) % 2**64 or 1
         self.cores: list[CoreTiming] = []
@@ -49,9 +51,8 @@ class ClusterTiming:
         64 bytes, and its bytes past them at noc_mb_per_s. A stand-in's start costs nothing."""
         if what not in ("read", "write", "wait"):  # (a start, or a wait's timeout raised)
             return 0
-        param = dict(zip(x280.names(), (int(v) for v in self.table)))
-        ns = param["noc_step_ns"] + max(0, int(size) - 64) * 1000 / param["noc_mb_per_s"]
-        return round(ns * self.options.clock_mhz / 1000)
+        step_ns, mb_per_s = self._noc
+        return round((step_ns + max(0, int(size) - 64) * 1000 / mb_per_s) * self.options.clock_mhz / 1000)
 
     def invalidated(self, address: int, size: int) -> None:
         """Region bytes left the tile (an invalidate Python answered): the next access misses."""
@@ -61,11 +62,14 @@ class ClusterTiming:
 
 class AgentClock:
     """A Tensix stand-in's clock, timed: a cell of the schedule's that each of its steps
-    moves on (sim/native/sched.c, agent_clock), and the cell that holds what its next step
-    costs, set as the stand-in makes each noc call (sim.noc.agent.Agent.step)."""
+    moves on (sim/native/sched.c, agent_clock); the cell that holds what its next step
+    costs, and the one that says whose clocks a step that waits catches up with (PEERS,
+    its cluster's participants, a bit each), set as the stand-in makes each noc call
+    (sim.noc.agent.Agent.step)."""
 
-    def __init__(self, clock: np.ndarray, cost: np.ndarray, cluster: ClusterTiming) -> None:
-        self._clock, self._cost, self._cluster = clock, cost, cluster
+    def __init__(self, clock: np.ndarray, cost: np.ndarray, wake: np.ndarray, peers: int,
+                 cluster: ClusterTiming) -> None:
+        self._clock, self._cost, self._wake, self._peers, self._cluster = clock, cost, wake, peers, cluster
 
     @property
     def cycles(self) -> int:
@@ -73,7 +77,9 @@ class AgentClock:
 
     def calls(self, call) -> None:
         """The stand-in's next step does CALL (sim.noc.agent.Call; None: it returned)."""
-        self._cost[0] = self._cluster.noc_call_cycles(call.what, call.size) if call is not None else 0
+        what = call.what if call is not None else None
+        self._cost[0] = self._cluster.noc_call_cycles(what, call.size) if call is not None else 0
+        self._wake[0] = self._peers if what in ("wait", "start") else 0
 
 
 class CoreTiming:

@@ -16,11 +16,11 @@ copying 64 KiB a hart, microseconds at 1750 MHz
                     1 hart   4 harts
 cached,   vector      61.1      61.1
 cached,   scalar      71.6      71.6
-uncached, vector      12.8     219.9
+uncached, vector      12.8     245.7
 uncached, scalar     500.9     500.9
-uncached, vector, 1 hart: core 0 took 41,822 cycles (issue 6%, uncached 49%, flushes 39%)
-uncached, vector, 4 harts: core 0 took 404,172 cycles (uncached 94%)
-core 0's costliest line: copy.c:9, 376,119 cycles for 1,024 instructions
+uncached, vector, 1 hart: core 0 took 41,712 cycles (issue 6%, uncached 49%, flushes 39%)
+uncached, vector, 4 harts: core 0 took 449,191 cycles (uncached 92%)
+core 0's costliest line: copy.c:9, 406,002 cycles for 1,024 instructions
 """
 
 
