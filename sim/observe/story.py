@@ -80,7 +80,6 @@ class Story(Observer):
         # story looks at the lines (looked), and when it stops (story)
         self.calls = None
         self._call_last: list | None = None  # the last call's step: [what it was, the step, how many times]
-        self._agent = None  # the Tensix stand-in whose step ran last, since no core's turn (a finding's clock)
 
     @staticmethod
     def _lines(region) -> int:
@@ -154,9 +153,6 @@ class Story(Observer):
 
     # -- the probe points (sim.observe.observers) -------------------------------------------------
 
-    def turn_starts(self, core: "Core") -> None:
-        self._agent = None
-
     def call_begins(self, call: "KmxCall") -> None:
         if call.known:  # (a system call of the C library's is no step)
             self.calling()
@@ -171,7 +167,6 @@ class Story(Observer):
         self.step(core, "fault", fault.source, fault.cause)
 
     def agent_step(self, agent, call) -> None:
-        self._agent = agent
         # (a stand-in that polls: the same call again and again, nothing between, is one
         # step that counts them, so that polling does not use up the story's steps)
         same = (agent.name, call.what, call.region.name if call.region is not None else None, call.offset, call.size,
@@ -239,9 +234,11 @@ class Story(Observer):
             return
         core = self._cluster.running
         source = SourceLine(finding.file, finding.line) if finding.file else None
-        # (no core runs: a stand-in's step found it, at the stand-in's clock)
-        step = self.step(core, f"finding: {finding.kind}", source, finding.message,
-                         agent=self._agent if core is None else None)
+        # (no core runs: a stand-in's step found it, at the stand-in's clock; a listener of
+        # turns would bring every turn to Python, so the finding's own name for it is used)
+        named = getattr(finding, "agent", None)
+        agent = next((a for a in getattr(self._cluster, "agents", ()) if a.name == named), None) if core is None else None
+        step = self.step(core, f"finding: {finding.kind}", source, finding.message, agent=agent)
         if step is not None:
             self._findings[(finding.region_id, finding.kind)] = step
 

@@ -256,3 +256,14 @@ def test_the_cycles_do_not_depend_on_the_folder_the_sources_are_in(tmp_path):
             run.stop()
         cycles.append(([int(w) for w in result.words[:4]], [t.cycles for t in run.timing()]))
     assert cycles[0] == cycles[1]
+
+
+def test_a_finding_a_stand_ins_step_makes_is_at_the_stand_ins_clock(tmp_path):
+    from tests.noc.test_agents import exchange, run
+
+    _, loaded = run(exchange(tmp_path, flush=False), timing="x280")
+    steps = loaded._loaded.machine.story().steps
+    at = next(i for i, s in enumerate(steps) if s.what == "finding: noc-read-unflushed")
+    read = steps[at - 1]  # (the stand-in's noc.read that found it)
+    assert read.core == -1 and "noc.read" in read.what
+    assert steps[at].cycles == read.cycles > 0
