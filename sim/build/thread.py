@@ -126,7 +126,10 @@ class Toolchain:
         user's objects). The rest is for the user's files: -std=c11 hides what musl's
         internal headers need, and -Wextra or -Werror would judge code the user cannot
         change (issue 38)."""
-        return [*self._driver_flags(), *(f for f in self.target_flags() if f.startswith(TARGET_FLAGS))]
+        # (-fmacro-prefix-map: the runtime's __FILE__ names kmx_runtime/, not the folder the
+        # package is installed in, so that where it is installed does not change the image)
+        return [*self._driver_flags(), *(f for f in self.target_flags() if f.startswith(TARGET_FLAGS)),
+                f"-fmacro-prefix-map={RUNTIME}=kmx_runtime"]
 
     def _driver_flags(self) -> list[str]:
         return [*COMPILE_FLAGS, *(["-ffreestanding"] if self.custom else ZIG_PROBES)]

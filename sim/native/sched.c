@@ -138,25 +138,27 @@ static int64_t by_clock(Group *g, uint64_t ready, uint64_t *count) {
 
 /* Timed: the stand-in AGENT's step moves its own clock on by the step's cost (its noc
  * call's: agent_costs, which Python sets for each call as the stand-in makes it). A step
- * that waits (noc.wait, or the start) first catches up with the least clock of the others
- * of its cluster that are READY (agent_wake names them): what it waited for was done no
- * earlier than the slowest of them now is, by the model's choice (the moment of the write
- * it waited for is not recorded). */
+ * that waits (noc.wait, or the start) first catches up with its cluster's cores (agent_wake
+ * names its cluster's participants): with the least clock of those READY, what it waited
+ * for having been done no earlier than the slowest of them now is (the model's choice: the
+ * moment of the write it waited for is not recorded); with none ready (they returned, or
+ * wait themselves), with the latest of their clocks. */
 static void agent_clock(Group *g, int64_t agent, uint64_t ready) {
     uint64_t *clock = (uint64_t *)g->clocks[agent];
     if (!clock)
         return;
-    uint64_t peers = g->agent_wake ? g->agent_wake[agent] & ready & ~(1ull << agent) : 0;
-    if (peers) {
-        uint64_t least = UINT64_MAX;
-        for (; peers; peers &= peers - 1) {
-            int i = __builtin_ctzll(peers);
+    uint64_t cores = g->agent_wake ? g->agent_wake[agent] & ~g->agents : 0;
+    if (cores) {
+        uint64_t running = cores & ready, least = UINT64_MAX, latest = 0;
+        for (uint64_t left = running ? running : cores; left; left &= left - 1) {
+            int i = __builtin_ctzll(left);
             uint64_t other = g->clocks[i] ? *g->clocks[i] : 0;
-            if (other < least)
-                least = other;
+            least = other < least ? other : least;
+            latest = other > latest ? other : latest;
         }
-        if (least > *clock)
-            *clock = least;
+        uint64_t to = running ? least : latest;
+        if (to > *clock)
+            *clock = to;
     }
     if (g->agent_costs)
         *clock += g->agent_costs[agent];

@@ -130,7 +130,9 @@ class Timeline(Observer):
         args = {"core": finding.core, "cores": self._cores(finding), "region": finding.region,
                 "message": finding.message, "line": f"{finding.file}:{finding.line}" if finding.file else ""}
         self._findings[(finding.region_id, finding.kind)] = args
-        timed = self._agent.timed if self.clock_mhz and self._turn is None and self._agent is not None else None
+        agent = self._agent  # (between turns, a finding that names the stand-in whose step made it: its clock)
+        timed = (agent.timed if self.clock_mhz and self._turn is None and agent is not None
+                 and agent.name == getattr(finding, "agent", None) else None)
         self._add(f"finding: {finding.kind}", "finding", "i", timed.cycles if timed is not None else self.now(), core,
                   None, args)
 

@@ -267,3 +267,53 @@ def test_a_finding_a_stand_ins_step_makes_is_at_the_stand_ins_clock(tmp_path):
     read = steps[at - 1]  # (the stand-in's noc.read that found it)
     assert read.core == -1 and "noc.read" in read.what
     assert steps[at].cycles == read.cycles > 0
+
+
+DONE_FLAG = r"""
+#include "kmx.h"
+int kmx_main(int core) {
+    (void)core;
+    volatile uint32_t* flags = (volatile uint32_t*)kmx_region(0, 0);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < kmx_word(0); i++)
+        sum += i * i;
+    flags[0] = 1 + (uint32_t)(sum & 1); /* done */
+    kmx_flush(0);
+    return 0;
+}
+"""
+
+
+def _waits_for_done(tmp_path, **session):
+    (tmp_path / "done.c").write_text(DONE_FLAG)
+
+    def watcher(noc):
+        noc.wait("flags", 0, 1)
+        return noc.read("flags", 0, 4)
+
+    p = km.Program("done", kernels=_tensix())
+    p.thread(cluster=1, sources=[tmp_path / "done.c"], regions={"flags": 64}, words=[20_000])
+    p.noc_agent("watcher", watcher, cluster=1)
+    with km.Session(timing="x280", **session) as s:
+        run = s.load(p)
+        run.thread_result(timeout=60)
+        run.stop()
+    return run
+
+
+def test_a_stand_in_woken_by_a_thread_that_has_returned_is_later_than_the_write(tmp_path):
+    run = _waits_for_done(tmp_path)
+    core = run.timing()[0].cycles
+    steps = [s for s in run._loaded.machine.story().steps if "agent 'watcher'" in s.what]
+    wait = next(s for s in steps if "noc.wait" in s.what)
+    assert wait.cycles >= core  # (the core wrote the flag and returned: the wait ends after, not at its start)
+
+
+def test_a_recorded_schedule_replays_a_stand_ins_clock(tmp_path):
+    first = _waits_for_done(tmp_path, schedule_seed=3)
+    again = _waits_for_done(tmp_path, schedule=first.schedule)
+    for run in (first, again):
+        assert run.agent("watcher").result is not None
+    story = [[(s.what, s.cycles) for s in r._loaded.machine.story().steps] for r in (first, again)]
+    assert story[0] == story[1]
+    assert [t.cycles for t in first.timing()] == [t.cycles for t in again.timing()]
