@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from komorebi._limits import DEFAULT_CLOCK_MHZ
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -56,7 +58,7 @@ class Options:
     trace: str | None = None  # write the run's Chrome trace here when it stops
     schedule: "Schedule | None" = None  # how the cores take turns (km.Schedule); None: quantum and schedule_seed
     timing: str | None = None  # the timing model ("x280"), or None: a cycle an instruction
-    clock_mhz: float = 1750.0  # the cores' clock in the timing model
+    clock_mhz: float = float(DEFAULT_CLOCK_MHZ)  # the cores' clock in the timing model
     timing_parameters: tuple = ()  # (name, value) pairs that change the model's table (bench/, tests)
 
 

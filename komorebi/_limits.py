@@ -16,3 +16,5 @@ DEFAULT_QUANTUM = 2_000  # instructions a turn, while several cores are ready (d
 MAX_QUANTUM = 2**31  # the longest turn a quantum can ask for
 MAX_AGENTS = 4  # Tensix stand-ins (Program.noc_agent) a cluster may have
 OUTPUT_KEPT = 1 << 20  # characters of a thread's latest output lines kept, by default
+TIMING_MODELS = ("x280",)  # km.Session(timing=...): the timing models there are (docs/timing.md)
+DEFAULT_CLOCK_MHZ = 1750  # the X280's clock in the timing model, by default (the card's after reset)

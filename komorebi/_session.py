@@ -25,7 +25,7 @@ from komorebi._program import Program
 from komorebi._records import AgentReport, CacheCounts, CorePlace, CoreTiming, FaultReport, Finding, Handed
 from komorebi._results import ThreadResult
 from komorebi._schedule import Schedule, check_quantum
-from komorebi._limits import DEFAULT_QUANTUM, OUTPUT_KEPT
+from komorebi._limits import DEFAULT_CLOCK_MHZ, DEFAULT_QUANTUM, OUTPUT_KEPT, TIMING_MODELS
 
 COHERENCE_MODES = ("card", "strict")
 CACHES = ("unbounded", "card-size")
@@ -436,9 +436,6 @@ class Run:
         self.stop()
 
 
-TIMING_MODELS = ("x280",)
-
-
 def _timing_of(timing, clock_mhz) -> tuple[str | None, float]:
     """km.Session's TIMING and CLOCK_MHZ, checked: the model's name (or None) and its clock."""
     if timing is not None and not isinstance(timing, str):
@@ -446,7 +443,7 @@ def _timing_of(timing, clock_mhz) -> tuple[str | None, float]:
     if timing is not None and timing not in TIMING_MODELS:
         raise ValueError(f"timing must be one of {', '.join(map(repr, TIMING_MODELS))} or None, not {timing!r}")
     if clock_mhz is None:
-        return timing, 1750.0
+        return timing, float(DEFAULT_CLOCK_MHZ)
     if timing is None:
         raise ValueError("clock_mhz is the timing model's clock: give timing='x280' with it")
     if isinstance(clock_mhz, bool) or not isinstance(clock_mhz, _numbers.Real):

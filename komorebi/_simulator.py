@@ -47,7 +47,8 @@ __all__ = [
 # module) says what the machine says.
 _machine = {"PAGE": PAGE, "CLUSTERS": CLUSTERS, "CORES_PER_CLUSTER": CORES_PER_CLUSTER, "MAX_REGIONS": MAX_REGIONS,
             "MAX_WORDS": MAX_WORDS, "DEFAULT_HEAP_BYTES": DEFAULT_HEAP_BYTES, "DEFAULT_QUANTUM": DEFAULT_QUANTUM,
-            "OUTPUT_KEPT": OUTPUT_KEPT, "MAX_AGENTS": MAX_AGENTS}
+            "OUTPUT_KEPT": OUTPUT_KEPT, "MAX_AGENTS": MAX_AGENTS, "TIMING_MODELS": x280.MODELS,
+            "DEFAULT_CLOCK_MHZ": x280.CLOCK_MHZ}
 _differ = {name: (getattr(_limits, name), value) for name, value in _machine.items() if getattr(_limits, name) != value}
 if _differ:
     raise RuntimeError(f"komorebi._limits and the simulator disagree (API's, machine's): {_differ}")

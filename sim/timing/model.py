@@ -34,16 +34,9 @@ class ClusterTiming:
         self._noc = tuple(int(self.table[names.index(name)]) for name in ("noc_step_ns", "noc_mb_per_s"))
         self.shared = hooks.TimingTile()
         self.shared.tile.random = ((int(seed) * 0x9E37_79B9_7F4A_7C15) ^ 0x2545_F491_4F6C_DD1D) % 2**64 or 1
-        self.cores: list[CoreTiming] = []
 
     def core(self, hart: int) -> "CoreTiming":
-        timing = CoreTiming(self, hart)
-        self.cores.append(timing)
-        return timing
-
-    def cycles_of_ns(self, name: str) -> int:
-        """The parameter NAME (nanoseconds) in cycles at the session's clock."""
-        return round(int(self.table[x280.names().index(name)]) * self.options.clock_mhz / 1000)
+        return CoreTiming(self, hart)
 
     def noc_call_cycles(self, what: str, size: int) -> int:
         """What a Tensix stand-in's noc call WHAT ("read", "write", "wait", ...) of SIZE
@@ -53,11 +46,6 @@ class ClusterTiming:
             return 0
         step_ns, mb_per_s = self._noc
         return round((step_ns + max(0, int(size) - 64) * 1000 / mb_per_s) * self.options.clock_mhz / 1000)
-
-    def invalidated(self, address: int, size: int) -> None:
-        """Region bytes left the tile (an invalidate Python answered): the next access misses."""
-        if self.cores:
-            hooks.library().timing_invalidated(self.cores[0].address, address, size)
 
 
 class AgentClock:

@@ -38,6 +38,18 @@ def _copy(path: str, harts: int = 1, quantum: int = 2000, **session) -> list[int
     return [words[2 * i] | words[2 * i + 1] << 32 for i in range(max(harts, 1))]
 
 
+LESSON = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
+
+
+def _lesson_copy(harts: int, *more_sources: Path) -> km.Program:
+    """Lesson 46's thread: each of HARTS harts copies its 64 KiB slice through the uncached
+    alias with vector loads (the crowded case), with MORE_SOURCES linked too."""
+    p = km.Program("how_long", kernels=LESSON / "kernels")
+    p.thread(cluster=1, sources=[LESSON / "thread" / "copy.c", *more_sources], cores=4, words=[1, 1, harts],
+             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    return p
+
+
 def _alu(timing, iterations=20_000):
     p = km.Program("alu", kernels=_tensix())
     p.thread(cluster=1, sources=[BENCH / "alu.c"], words=[iterations, 1])
@@ -103,10 +115,7 @@ def test_docs_timing_md_lists_every_parameter_with_its_value():
 
 
 def test_the_profile_counts_each_lines_cycles_the_costliest_first(tmp_path):
-    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
-    p = km.Program("how_long", kernels=lesson / "kernels")
-    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 4],
-             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    p = _lesson_copy(4)
     profiles, whole = {}, {}
     for timing in ("x280", None):
         with km.Session(timing=timing, profile=True) as s:
@@ -143,10 +152,7 @@ def test_the_profile_counts_each_lines_cycles_the_costliest_first(tmp_path):
 def test_the_trace_is_in_each_cores_modelled_microseconds(tmp_path):
     import json
 
-    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
-    p = km.Program("how_long", kernels=lesson / "kernels")
-    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 4],
-             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    p = _lesson_copy(4)
     with km.Session(timing="x280", trace=tmp_path / "t.json") as s:
         run = s.load(p)
         run.thread_result(timeout=60)
@@ -161,10 +167,7 @@ def test_the_trace_is_in_each_cores_modelled_microseconds(tmp_path):
 
 
 def test_a_seed_gives_the_same_cycles_every_run_and_its_schedule_replays_them():
-    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
-    p = km.Program("how_long", kernels=lesson / "kernels")
-    p.thread(cluster=1, sources=[lesson / "thread" / "copy.c"], cores=4, words=[1, 1, 3],
-             regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+    p = _lesson_copy(3)
 
     def cycles(**session):
         with km.Session(timing="x280", **session) as s:
@@ -240,16 +243,13 @@ def test_the_cycles_do_not_depend_on_the_folder_the_sources_are_in(tmp_path):
     """An assert's __FILE__ holds its folder, so the length of a folder's name changes the
     image's read-only strings; the data after them starts a page on (kmx_runtime/kmx.ld),
     so where the data lies, and the cycles with it, stay the same."""
-    lesson = Path(__file__).resolve().parents[2] / "tutorial" / "46_how_long_a_thread_takes"
     cycles = []
     for name in ("a", "a_folder_whose_name_is_much_longer_than_the_other_" * 3):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "where.c").write_text(  # (a constructor: linked whatever calls it, and its string with it)
             "#include <assert.h>\nvolatile int never;\n__attribute__((constructor)) static void where(void) { assert(!never); }\n")
-        p = km.Program("how_long", kernels=lesson / "kernels")
-        p.thread(cluster=1, sources=[lesson / "thread" / "copy.c", folder / "where.c"], cores=4, words=[1, 1, 4],
-                 regions={"from": np.arange(4 * 8192, dtype=np.uint64), "to": 4 * 65536})
+        p = _lesson_copy(4, folder / "where.c")
         with km.Session(timing="x280") as s:
             run = s.load(p)
             result = run.thread_result(timeout=60)
